@@ -1,0 +1,57 @@
+/* ortcustom CPU kernels: plain C/C++ entry points over raw contiguous buffers.
+ * No Python, no ONNX Runtime types. All functions are thread-safe (no global mutable state),
+ * never throw and never fail: inputs are assumed valid (the caller checks shapes). */
+#ifndef ORTCUSTOM_KERNELS_H
+#define ORTCUSTOM_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Runs fn(arg, i) for every i in [0, n), possibly in parallel, and returns when all are done.
+   The glue maps it onto ONNX Runtime's intra-op thread pool (KernelContext_ParallelFor).
+   Kernels split their work into n tasks themselves (n may be 1; it is never 0). */
+typedef void (*oc_task_fn)(void* arg, size_t i);
+typedef void (*oc_parallel_for_fn)(void* runner, oc_task_fn fn, size_t n, void* arg);
+typedef struct oc_parallel {
+  oc_parallel_for_fn run; /* NULL means: run serially on the calling thread */
+  void* runner;
+} oc_parallel;
+
+/* A runner that runs the tasks in order on the calling thread (for direct calls and tests). */
+extern const oc_parallel oc_serial;
+
+/* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).
+   Gauss-Jordan elimination with partial (row) pivoting, blocked for large n. Singular matrices
+   give inf/nan in their output (division by a zero pivot), never a crash or an error.
+   in and out never alias. batch may be 0. n >= 1. */
+void oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par);
+void oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par);
+/* float16 as IEEE binary16 bits; computed in float. */
+void oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
+                    oc_parallel par);
+
+/* Group normalization like torch.nn.functional.group_norm: x has shape (N, C, S) (S = product
+   of the spatial dims, may be 1); groups divides C; scale and bias have C entries (either may
+   be NULL, meaning 1 and 0).
+   y = (x - mean_g) / sqrt(var_g + eps) * scale[c] + bias[c], with mean and biased variance over
+   the C/groups * S elements of each (n, g). y may equal x (in place) or not overlap it. */
+void oc_group_norm_f32(const float* x, const float* scale, const float* bias, float* y,
+                       int64_t N, int64_t C, int64_t S, int64_t groups, double eps,
+                       oc_parallel par);
+void oc_group_norm_f64(const double* x, const double* scale, const double* bias, double* y,
+                       int64_t N, int64_t C, int64_t S, int64_t groups, double eps,
+                       oc_parallel par);
+/* float16 as IEEE binary16 bits; statistics accumulated in float blocks merged in double. */
+void oc_group_norm_f16(const uint16_t* x, const uint16_t* scale, const uint16_t* bias,
+                       uint16_t* y, int64_t N, int64_t C, int64_t S, int64_t groups,
+                       double eps, oc_parallel par);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ORTCUSTOM_KERNELS_H */

@@ -1,0 +1,475 @@
+/*
+ * ortcustom/ort_abi.h -- ortcustom's own declarations of the ONNX Runtime C ABI.
+ *
+ * ONNX Runtime's Python wheels ship no C headers, so we declare here just the part
+ * of the ABI that a custom-op library needs. Only the binary layout matters: struct
+ * member order, function signatures and enum values follow the published ABI;
+ * everything else (layout of this file, parameter names, comments) is ours.
+ *
+ * Plain C; usable from C, C++ and Cython (see ortcustom/_ort.pxd). Linux/macOS
+ * only: ORT's callbacks use the default C calling convention there.
+ */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The OrtApi table below is the one of API version 17 (ORT 1.17). */
+#define ORTCUSTOM_ORT_API_VERSION 17
+
+/* Highest OrtCustomOp::version whose fields are all declared below (the alias-map
+ * fields are read from op version 18 on). Never set an op's `version` above this,
+ * nor above the API version of the running ORT (ORT rejects such ops). */
+#define ORTCUSTOM_CUSTOM_OP_MAX_VERSION 18
+
+/* ---------------------------------------------------------------- handles */
+/* Opaque to us: only ever handled through pointers. */
+typedef struct OrtStatus OrtStatus;
+typedef struct OrtSessionOptions OrtSessionOptions;
+typedef struct OrtCustomOpDomain OrtCustomOpDomain;
+typedef struct OrtKernelInfo OrtKernelInfo;
+typedef struct OrtKernelContext OrtKernelContext;
+typedef struct OrtValue OrtValue;
+typedef struct OrtTypeInfo OrtTypeInfo;
+typedef struct OrtTensorTypeAndShapeInfo OrtTensorTypeAndShapeInfo;
+typedef struct OrtMemoryInfo OrtMemoryInfo;
+typedef struct OrtShapeInferContext OrtShapeInferContext;
+typedef struct OrtOpAttr OrtOpAttr;
+typedef struct OrtLogger OrtLogger;
+
+/* NULL means success; anything else must be released with OrtApi::ReleaseStatus
+ * (or handed back to ORT, which then owns it). */
+typedef OrtStatus* OrtStatusPtr;
+
+typedef struct OrtApi OrtApi;
+typedef struct OrtApiBase OrtApiBase;
+typedef struct OrtCustomOp OrtCustomOp;
+typedef struct OrtAllocator OrtAllocator;
+
+/* ------------------------------------------------------------------ enums */
+/* Enumerator names are the ABI's. Values marked "API n" only appear with ORT 1.n
+ * or newer; an older runtime never produces them. */
+
+typedef enum ONNXTensorElementDataType {
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED = 0,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT = 1,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8 = 2,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8 = 3,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16 = 4,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16 = 5,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32 = 6,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64 = 7,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING = 8,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL = 9,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16 = 10,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE = 11,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32 = 12,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64 = 13,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64 = 14,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128 = 15,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16 = 16,
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN = 17,    /* API 16 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ = 18,  /* API 16 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2 = 19,      /* API 16 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ = 20,  /* API 16 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4 = 21,           /* API 19 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4 = 22,            /* API 19 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1 = 23,      /* API 24 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT2 = 24,           /* API 24 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2 = 25,            /* API 24 */
+    ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0 = 26       /* API 28 */
+} ONNXTensorElementDataType;
+
+typedef enum ONNXType {
+    ONNX_TYPE_UNKNOWN = 0,
+    ONNX_TYPE_TENSOR = 1,
+    ONNX_TYPE_SEQUENCE = 2,
+    ONNX_TYPE_MAP = 3,
+    ONNX_TYPE_OPAQUE = 4,
+    ONNX_TYPE_SPARSETENSOR = 5,
+    ONNX_TYPE_OPTIONAL = 6
+} ONNXType;
+
+typedef enum OrtErrorCode {
+    ORT_OK = 0,
+    ORT_FAIL = 1,
+    ORT_INVALID_ARGUMENT = 2,
+    ORT_NO_SUCHFILE = 3,
+    ORT_NO_MODEL = 4,
+    ORT_ENGINE_ERROR = 5,
+    ORT_RUNTIME_EXCEPTION = 6,
+    ORT_INVALID_PROTOBUF = 7,
+    ORT_MODEL_LOADED = 8,
+    ORT_NOT_IMPLEMENTED = 9,
+    ORT_INVALID_GRAPH = 10,
+    ORT_EP_FAIL = 11,
+    ORT_MODEL_LOAD_CANCELED = 12,         /* API 22 */
+    ORT_MODEL_REQUIRES_COMPILATION = 13,  /* API 22 */
+    ORT_NOT_FOUND = 14,                   /* API 23 */
+    ORT_DEVICE_RESET = 15                 /* newer than API 26 */
+} OrtErrorCode;
+
+typedef enum OrtLoggingLevel {
+    ORT_LOGGING_LEVEL_VERBOSE = 0,
+    ORT_LOGGING_LEVEL_INFO = 1,
+    ORT_LOGGING_LEVEL_WARNING = 2,
+    ORT_LOGGING_LEVEL_ERROR = 3,
+    ORT_LOGGING_LEVEL_FATAL = 4
+} OrtLoggingLevel;
+
+/* Where a custom op wants an input to live (OrtCustomOp::GetInputMemoryType). */
+typedef enum OrtMemType {
+    OrtMemTypeCPUInput = -2,
+    OrtMemTypeCPUOutput = -1,
+    OrtMemTypeCPU = OrtMemTypeCPUOutput,   /* same value, second name */
+    OrtMemTypeDefault = 0
+} OrtMemType;
+
+typedef enum OrtAllocatorType {
+    OrtInvalidAllocator = -1,
+    OrtDeviceAllocator = 0,
+    OrtArenaAllocator = 1,
+    OrtReadOnlyAllocator = 2               /* API 23 */
+} OrtAllocatorType;
+
+/* Attribute kinds understood by OrtApi::ReadOpAttr. */
+typedef enum OrtOpAttrType {
+    ORT_OP_ATTR_UNDEFINED = 0,
+    ORT_OP_ATTR_INT = 1,
+    ORT_OP_ATTR_INTS = 2,
+    ORT_OP_ATTR_FLOAT = 3,
+    ORT_OP_ATTR_FLOATS = 4,
+    ORT_OP_ATTR_STRING = 5,
+    ORT_OP_ATTR_STRINGS = 6,
+    ORT_OP_ATTR_GRAPH = 7,                 /* API 23 */
+    ORT_OP_ATTR_TENSOR = 8                 /* API 23 */
+} OrtOpAttrType;
+
+/* Arity of one custom-op input or output. */
+typedef enum OrtCustomOpInputOutputCharacteristic {
+    INPUT_OUTPUT_REQUIRED = 0,
+    INPUT_OUTPUT_OPTIONAL = 1,
+    INPUT_OUTPUT_VARIADIC = 2
+} OrtCustomOpInputOutputCharacteristic;
+
+/* -------------------------------------------------------------- allocator */
+/* Leading members only (the ones every version has; later versions append more).
+ * Good for using an allocator that ORT hands us; never define one with this. */
+struct OrtAllocator {
+    uint32_t version;
+    void* (*Alloc)(struct OrtAllocator* self, size_t size);
+    void (*Free)(struct OrtAllocator* self, void* p);
+    const OrtMemoryInfo* (*Info)(const struct OrtAllocator* self);
+};
+
+/* ----------------------------------------------------------- entry points */
+/* What ORT hands to a custom-op library. Fixed forever: two members. */
+struct OrtApiBase {
+    const OrtApi* (*GetApi)(uint32_t version);   /* NULL if version unsupported */
+    const char* (*GetVersionString)(void);       /* e.g. "1.17.1" */
+};
+
+/* The symbol ORT looks up in a custom-op library (defined in ortcustom/_customop.pyx):
+ *
+ *     OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api);
+ */
+typedef OrtStatus* (*ortcustom_register_fn)(OrtSessionOptions* options, const OrtApiBase* api);
+
+/* ------------------------------------------------------------------ OrtApi */
+/* ORT's function table, as of API 17. ORT only ever appends to it, so this prefix
+ * is valid on any runtime whose GetApi(17) succeeds (ORT >= 1.17). Slots we do not
+ * call are pointer-sized placeholders named unused_<slot>; to use one, replace it
+ * with the real declaration and add its slot check further down.
+ * A trailing comment gives the ORT release that added an entry (API n came with
+ * ORT 1.n); entries without one are in API 1. */
+struct OrtApi {
+    /* ---- API 1: slots 0..101 ---- */
+    OrtStatus* (*CreateStatus)(OrtErrorCode code, const char* msg);
+    OrtErrorCode (*GetErrorCode)(const OrtStatus* status);
+    const char* (*GetErrorMessage)(const OrtStatus* status);
+    void (*unused_3)(void); void (*unused_4)(void); void (*unused_5)(void); void (*unused_6)(void);
+    void (*unused_7)(void); void (*unused_8)(void); void (*unused_9)(void); void (*unused_10)(void);
+    void (*unused_11)(void); void (*unused_12)(void); void (*unused_13)(void); void (*unused_14)(void);
+    void (*unused_15)(void); void (*unused_16)(void); void (*unused_17)(void); void (*unused_18)(void);
+    void (*unused_19)(void); void (*unused_20)(void); void (*unused_21)(void); void (*unused_22)(void);
+    void (*unused_23)(void); void (*unused_24)(void); void (*unused_25)(void);
+    OrtStatusPtr (*CreateCustomOpDomain)(const char* domain, OrtCustomOpDomain** out);
+    OrtStatusPtr (*CustomOpDomain_Add)(OrtCustomOpDomain* domain, const OrtCustomOp* op);
+    OrtStatusPtr (*AddCustomOpDomain)(OrtSessionOptions* options, OrtCustomOpDomain* domain);
+    void (*unused_29)(void); void (*unused_30)(void); void (*unused_31)(void); void (*unused_32)(void);
+    void (*unused_33)(void); void (*unused_34)(void); void (*unused_35)(void); void (*unused_36)(void);
+    void (*unused_37)(void); void (*unused_38)(void); void (*unused_39)(void); void (*unused_40)(void);
+    void (*unused_41)(void); void (*unused_42)(void); void (*unused_43)(void); void (*unused_44)(void);
+    void (*unused_45)(void); void (*unused_46)(void); void (*unused_47)(void); void (*unused_48)(void);
+    void (*unused_49)(void);
+    OrtStatusPtr (*IsTensor)(const OrtValue* value, int* out);
+    OrtStatusPtr (*GetTensorMutableData)(OrtValue* value, void** out);
+    void (*unused_52)(void); void (*unused_53)(void); void (*unused_54)(void);
+    OrtStatusPtr (*CastTypeInfoToTensorInfo)(const OrtTypeInfo* type_info, const OrtTensorTypeAndShapeInfo** out);
+    OrtStatusPtr (*GetOnnxTypeFromTypeInfo)(const OrtTypeInfo* type_info, ONNXType* out);
+    OrtStatusPtr (*CreateTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo** out);
+    OrtStatusPtr (*SetTensorElementType)(OrtTensorTypeAndShapeInfo* info, ONNXTensorElementDataType type);
+    OrtStatusPtr (*SetDimensions)(OrtTensorTypeAndShapeInfo* info, const int64_t* dims, size_t count);
+    OrtStatusPtr (*GetTensorElementType)(const OrtTensorTypeAndShapeInfo* info, ONNXTensorElementDataType* out);
+    OrtStatusPtr (*GetDimensionsCount)(const OrtTensorTypeAndShapeInfo* info, size_t* out);
+    OrtStatusPtr (*GetDimensions)(const OrtTensorTypeAndShapeInfo* info, int64_t* dims, size_t count);
+    OrtStatusPtr (*GetSymbolicDimensions)(const OrtTensorTypeAndShapeInfo* info, const char** names, size_t count);
+    OrtStatusPtr (*GetTensorShapeElementCount)(const OrtTensorTypeAndShapeInfo* info, size_t* out);
+    OrtStatusPtr (*GetTensorTypeAndShape)(const OrtValue* value, OrtTensorTypeAndShapeInfo** out);
+    void (*unused_66)(void);
+    OrtStatusPtr (*GetValueType)(const OrtValue* value, ONNXType* out);
+    void (*unused_68)(void); void (*unused_69)(void); void (*unused_70)(void);
+    OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out);
+    void (*unused_72)(void);
+    OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
+    OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
+    void (*unused_75)(void); void (*unused_76)(void); void (*unused_77)(void); void (*unused_78)(void);
+    void (*unused_79)(void); void (*unused_80)(void); void (*unused_81)(void); void (*unused_82)(void);
+    void (*unused_83)(void); void (*unused_84)(void);
+    OrtStatusPtr (*KernelInfoGetAttribute_float)(const OrtKernelInfo* info, const char* name, float* out);
+    OrtStatusPtr (*KernelInfoGetAttribute_int64)(const OrtKernelInfo* info, const char* name, int64_t* out);
+    OrtStatusPtr (*KernelInfoGetAttribute_string)(const OrtKernelInfo* info, const char* name, char* out, size_t* size);
+    OrtStatusPtr (*KernelContext_GetInputCount)(const OrtKernelContext* ctx, size_t* out);
+    OrtStatusPtr (*KernelContext_GetOutputCount)(const OrtKernelContext* ctx, size_t* out);
+    OrtStatusPtr (*KernelContext_GetInput)(const OrtKernelContext* ctx, size_t index, const OrtValue** out);
+    OrtStatusPtr (*KernelContext_GetOutput)(OrtKernelContext* ctx, size_t index, const int64_t* dims, size_t count, OrtValue** out);
+    void (*unused_92)(void);
+    void (*ReleaseStatus)(OrtStatus* status);
+    void (*unused_94)(void); void (*unused_95)(void); void (*unused_96)(void); void (*unused_97)(void);
+    void (*ReleaseTypeInfo)(OrtTypeInfo* type_info);
+    void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo* info);
+    void (*unused_100)(void);
+    void (*ReleaseCustomOpDomain)(OrtCustomOpDomain* domain);
+
+    /* ---- API 2: slots 102..118 ---- */
+    void (*unused_102)(void); void (*unused_103)(void); void (*unused_104)(void); void (*unused_105)(void);
+    void (*unused_106)(void); void (*unused_107)(void); void (*unused_108)(void); void (*unused_109)(void);
+    void (*unused_110)(void); void (*unused_111)(void); void (*unused_112)(void); void (*unused_113)(void);
+    void (*unused_114)(void); void (*unused_115)(void); void (*unused_116)(void); void (*unused_117)(void);
+    void (*unused_118)(void);
+
+    /* ---- API 3: slots 119..124 ---- */
+    void (*unused_119)(void); void (*unused_120)(void); void (*unused_121)(void); void (*unused_122)(void);
+    void (*unused_123)(void); void (*unused_124)(void);
+
+    /* ---- API 4: slots 125..126 ---- */
+    void (*unused_125)(void); void (*unused_126)(void);
+
+    /* ---- API 5: slots 127..149 ---- */
+    void (*unused_127)(void); void (*unused_128)(void); void (*unused_129)(void); void (*unused_130)(void);
+    void (*unused_131)(void); void (*unused_132)(void); void (*unused_133)(void); void (*unused_134)(void);
+    void (*unused_135)(void); void (*unused_136)(void); void (*unused_137)(void); void (*unused_138)(void);
+    void (*unused_139)(void); void (*unused_140)(void); void (*unused_141)(void); void (*unused_142)(void);
+    void (*unused_143)(void); void (*unused_144)(void); void (*unused_145)(void); void (*unused_146)(void);
+    void (*unused_147)(void); void (*unused_148)(void); void (*unused_149)(void);
+
+    /* ---- API 6: slots 150..157 ---- */
+    void (*unused_150)(void); void (*unused_151)(void); void (*unused_152)(void); void (*unused_153)(void);
+    void (*unused_154)(void); void (*unused_155)(void); void (*unused_156)(void); void (*unused_157)(void);
+
+    /* ---- API 7: slots 158..161 ---- */
+    void (*unused_158)(void); void (*unused_159)(void); void (*unused_160)(void); void (*unused_161)(void);
+
+    /* ---- API 8: slots 162..169 ---- */
+    OrtStatusPtr (*KernelInfoGetAttributeArray_float)(const OrtKernelInfo* info, const char* name, float* out, size_t* size);  /* 1.8 */
+    OrtStatusPtr (*KernelInfoGetAttributeArray_int64)(const OrtKernelInfo* info, const char* name, int64_t* out, size_t* size);  /* 1.8 */
+    void (*unused_164)(void); void (*unused_165)(void); void (*unused_166)(void); void (*unused_167)(void);
+    void (*unused_168)(void); void (*unused_169)(void);
+
+    /* ---- API 9: slots 170..191 ---- */
+    void (*unused_170)(void); void (*unused_171)(void); void (*unused_172)(void); void (*unused_173)(void);
+    void (*unused_174)(void); void (*unused_175)(void); void (*unused_176)(void); void (*unused_177)(void);
+    void (*unused_178)(void); void (*unused_179)(void); void (*unused_180)(void); void (*unused_181)(void);
+    void (*unused_182)(void); void (*unused_183)(void); void (*unused_184)(void); void (*unused_185)(void);
+    void (*unused_186)(void); void (*unused_187)(void); void (*unused_188)(void); void (*unused_189)(void);
+    void (*unused_190)(void); void (*unused_191)(void);
+
+    /* ---- API 10: slots 192..203 ---- */
+    void (*unused_192)(void);
+    OrtStatusPtr (*KernelContext_GetGPUComputeStream)(const OrtKernelContext* ctx, void** out);  /* 1.10 */
+    OrtStatusPtr (*GetTensorMemoryInfo)(const OrtValue* value, const OrtMemoryInfo** out);  /* 1.10 */
+    void (*unused_195)(void); void (*unused_196)(void); void (*unused_197)(void); void (*unused_198)(void);
+    void (*unused_199)(void); void (*unused_200)(void); void (*unused_201)(void); void (*unused_202)(void);
+    void (*unused_203)(void);
+
+    /* ---- API 11: slots 204..209 ---- */
+    void (*unused_204)(void); void (*unused_205)(void); void (*unused_206)(void); void (*unused_207)(void);
+    void (*unused_208)(void); void (*unused_209)(void);
+
+    /* ---- API 12: slots 210..218 ---- */
+    void (*unused_210)(void); void (*unused_211)(void); void (*unused_212)(void); void (*unused_213)(void);
+    void (*unused_214)(void); void (*unused_215)(void); void (*unused_216)(void); void (*unused_217)(void);
+    void (*unused_218)(void);
+
+    /* ---- API 13: slots 219..224 ---- */
+    void (*unused_219)(void); void (*unused_220)(void); void (*unused_221)(void); void (*unused_222)(void);
+    void (*unused_223)(void); void (*unused_224)(void);
+
+    /* ---- API 14: slots 225..238 ---- */
+    void (*unused_225)(void); void (*unused_226)(void); void (*unused_227)(void); void (*unused_228)(void);
+    void (*unused_229)(void);
+    OrtStatusPtr (*KernelInfo_GetInputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
+    OrtStatusPtr (*KernelInfo_GetOutputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
+    OrtStatusPtr (*KernelInfo_GetInputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size);  /* 1.14 */
+    OrtStatusPtr (*KernelInfo_GetOutputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size);  /* 1.14 */
+    OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
+    OrtStatusPtr (*KernelInfo_GetOutputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
+    void (*unused_236)(void); void (*unused_237)(void); void (*unused_238)(void);
+
+    /* ---- API 15: slots 239..254 ---- */
+    void (*unused_239)(void); void (*unused_240)(void); void (*unused_241)(void); void (*unused_242)(void);
+    void (*unused_243)(void);
+    OrtStatusPtr (*KernelInfo_GetNodeName)(const OrtKernelInfo* info, char* out, size_t* size);  /* 1.15 */
+    void (*unused_245)(void); void (*unused_246)(void); void (*unused_247)(void); void (*unused_248)(void);
+    OrtStatusPtr (*KernelInfoGetConstantInput_tensor)(const OrtKernelInfo* info, size_t index, int* is_constant, const OrtValue** out);  /* 1.15 */
+    void (*unused_250)(void); void (*unused_251)(void); void (*unused_252)(void);
+    OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out);  /* 1.15 */
+    void (*unused_254)(void);
+
+    /* ---- API 16: slots 255..265 ---- */
+    void (*unused_255)(void); void (*unused_256)(void); void (*unused_257)(void); void (*unused_258)(void);
+    void (*unused_259)(void); void (*unused_260)(void); void (*unused_261)(void); void (*unused_262)(void);
+    void (*unused_263)(void); void (*unused_264)(void); void (*unused_265)(void);
+
+    /* ---- API 17: slots 266..275 ---- */
+    void (*unused_266)(void);
+    OrtStatusPtr (*ShapeInferContext_GetInputCount)(const OrtShapeInferContext* ctx, size_t* out);  /* 1.17 */
+    OrtStatusPtr (*ShapeInferContext_GetInputTypeShape)(const OrtShapeInferContext* ctx, size_t index, OrtTensorTypeAndShapeInfo** out);  /* 1.17 */
+    OrtStatusPtr (*ShapeInferContext_GetAttribute)(const OrtShapeInferContext* ctx, const char* name, const OrtOpAttr** out);  /* 1.17 */
+    OrtStatusPtr (*ShapeInferContext_SetOutputTypeShape)(const OrtShapeInferContext* ctx, size_t index, const OrtTensorTypeAndShapeInfo* info);  /* 1.17 */
+    OrtStatusPtr (*SetSymbolicDimensions)(OrtTensorTypeAndShapeInfo* info, const char** names, size_t count);  /* 1.17 */
+    OrtStatusPtr (*ReadOpAttr)(const OrtOpAttr* attr, OrtOpAttrType type, void* data, size_t len, size_t* out);  /* 1.17 */
+    void (*unused_273)(void);
+    OrtStatusPtr (*KernelContext_ParallelFor)(const OrtKernelContext* ctx, void (*fn)(void* data, size_t i), size_t total, size_t num_batch, void* data);  /* 1.17 */
+    void (*unused_275)(void);
+};
+
+/* ------------------------------------------------------------- OrtCustomOp */
+/* One custom op (kernel + schema), filled in by us and read by ORT. ORT reads a
+ * member only when `version` is at least the value noted for its group; members
+ * of a group above `version` may be left NULL. */
+struct OrtCustomOp {
+    uint32_t version;   /* <= ORTCUSTOM_CUSTOM_OP_MAX_VERSION and <= the runtime's API */
+
+    /* always read */
+    void* (*CreateKernel)(const struct OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info);
+    const char* (*GetName)(const struct OrtCustomOp* op);
+    const char* (*GetExecutionProviderType)(const struct OrtCustomOp* op);   /* NULL result: CPU */
+    ONNXTensorElementDataType (*GetInputType)(const struct OrtCustomOp* op, size_t index);
+    size_t (*GetInputTypeCount)(const struct OrtCustomOp* op);
+    ONNXTensorElementDataType (*GetOutputType)(const struct OrtCustomOp* op, size_t index);
+    size_t (*GetOutputTypeCount)(const struct OrtCustomOp* op);
+    void (*KernelCompute)(void* kernel, OrtKernelContext* ctx);
+    void (*KernelDestroy)(void* kernel);
+
+    /* version >= 8: optional inputs/outputs (recent ORT calls these regardless: always set) */
+    OrtCustomOpInputOutputCharacteristic (*GetInputCharacteristic)(const struct OrtCustomOp* op, size_t index);
+    OrtCustomOpInputOutputCharacteristic (*GetOutputCharacteristic)(const struct OrtCustomOp* op, size_t index);
+
+    /* version >= 13 */
+    OrtMemType (*GetInputMemoryType)(const struct OrtCustomOp* op, size_t index);
+
+    /* version >= 14: variadic last input/output */
+    int (*GetVariadicInputMinArity)(const struct OrtCustomOp* op);
+    int (*GetVariadicInputHomogeneity)(const struct OrtCustomOp* op);
+    int (*GetVariadicOutputMinArity)(const struct OrtCustomOp* op);
+    int (*GetVariadicOutputHomogeneity)(const struct OrtCustomOp* op);
+
+    /* version >= 16: status-returning kernel entry points; when set they are used
+     * instead of CreateKernel / KernelCompute */
+    OrtStatusPtr (*CreateKernelV2)(const struct OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info, void** kernel);
+    OrtStatusPtr (*KernelComputeV2)(void* kernel, OrtKernelContext* ctx);
+
+    /* version >= 17: shape inference and opset range (each may be NULL) */
+    OrtStatusPtr (*InferOutputShapeFn)(const struct OrtCustomOp* op, OrtShapeInferContext* ctx);
+    int (*GetStartVersion)(const struct OrtCustomOp* op);
+    int (*GetEndVersion)(const struct OrtCustomOp* op);
+
+    /* version >= 18: in-place and alias hints. Each Get* returns the length of two
+     * arrays it allocates (input index, output index); ORT gives them back through
+     * the matching Release*. Fill all four when declaring version 18. */
+    size_t (*GetMayInplace)(int** input_index, int** output_index);
+    void (*ReleaseMayInplace)(int* input_index, int* output_index);
+    size_t (*GetAliasMap)(int** input_index, int** output_index);
+    void (*ReleaseAliasMap)(int* input_index, int* output_index);
+};
+
+/* ------------------------------------------------------------ layout checks */
+/* Compile-time guards against miscounting when editing the tables above. */
+#ifdef __cplusplus
+#define ORTCUSTOM_ABI_CHECK(cond) static_assert(cond, #cond)
+#else
+#define ORTCUSTOM_ABI_CHECK(cond) _Static_assert(cond, #cond)
+#endif
+#define ORTCUSTOM_SLOT(member) (offsetof(struct OrtApi, member) / sizeof(void*))
+
+ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApiBase) == 2 * sizeof(void*));
+ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 276 * sizeof(void*));
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateStatus) == 0);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorCode) == 1);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCustomOpDomain) == 26);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CustomOpDomain_Add) == 27);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddCustomOpDomain) == 28);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(IsTensor) == 50);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMutableData) == 51);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CastTypeInfoToTensorInfo) == 55);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetOnnxTypeFromTypeInfo) == 56);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorTypeAndShapeInfo) == 57);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetTensorElementType) == 58);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetDimensions) == 59);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorElementType) == 60);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetDimensionsCount) == 61);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetDimensions) == 62);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSymbolicDimensions) == 63);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorShapeElementCount) == 64);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorTypeAndShape) == 65);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetValueType) == 67);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetType) == 74);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_float) == 85);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_int64) == 86);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_string) == 87);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetInputCount) == 88);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetOutputCount) == 89);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetInput) == 90);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetOutput) == 91);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseStatus) == 93);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTypeInfo) == 98);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTensorTypeAndShapeInfo) == 99);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseCustomOpDomain) == 101);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_float) == 162);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_int64) == 163);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetGPUComputeStream) == 193);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputCount) == 231);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputName) == 232);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputName) == 233);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputTypeInfo) == 235);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetConstantInput_tensor) == 249);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputTypeShape) == 268);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetAttribute) == 269);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_SetOutputTypeShape) == 270);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetSymbolicDimensions) == 271);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReadOpAttr) == 272);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_ParallelFor) == 274);
+ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, CreateKernel) == sizeof(void*));
+ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, ReleaseAliasMap) == 25 * sizeof(void*));
+ORTCUSTOM_ABI_CHECK(sizeof(struct OrtCustomOp) == 26 * sizeof(void*));
+
+#undef ORTCUSTOM_SLOT
+#undef ORTCUSTOM_ABI_CHECK
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif

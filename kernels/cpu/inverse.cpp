@@ -1,0 +1,543 @@
+// Batched matrix inverse: Gauss-Jordan elimination with partial (row) pivoting, in place.
+//
+// Algorithm. In-place Gauss-Jordan on P*A (rows swapped as pivots are chosen) turns the matrix
+// into (P*A)^-1 = A^-1 * P^T; the inverse is recovered by scattering columns
+// (A^-1[i][perm[m]] = X[i][m]). Multipliers are a[i][k] / pivot (a true division, not a
+// multiplication by the reciprocal), so two equal rows cancel exactly and a singular matrix
+// hits an exact zero pivot, whose division produces inf/nan in the output.
+//   * n <= 16: a fully unrolled per-size template on a stack copy, many matrices per task.
+//   * larger n: blocked Gauss-Jordan. For a panel of kb columns [k, k+kb), the panel is first
+//     factored (recursively: 128-wide panels are made of 16-wide unblocked leaves), then every
+//     other column j of every row i is updated with one rank-kb product:
+//       a[i][j] = (i in panel rows ? 0 : a[i][j]) + sum_t a[i][k+t] * Wt[t][j]
+//     where Wt is a copy of the panel rows taken before the update. This is a GEMM (2 n^3 flops
+//     in all, like LU + triangular inversion) done by a register-blocked micro-kernel, and its
+//     rows are split across tasks, so a single large matrix still runs in parallel.
+//   * batches are split into chunks of matrices per task; for few large matrices the
+//     parallelism is inside each matrix.
+//
+// This file is compiled once per instruction set: it includes itself (the part below #else)
+// inside a namespace, once for the baseline and, on GCC/x86, once more under
+// #pragma GCC target("avx2,fma"); the entry points pick one at run time.
+
+#ifndef OC_INVERSE_BODY
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ortcustom/half.h"
+#include "ortcustom/kernels.h"
+#include "parallel.h"
+
+#define OC_INVERSE_BODY 1
+
+#define OC_VEC_BYTES 16
+namespace oc {
+namespace inverse_base {
+#include "inverse.cpp"  // NOLINT(build/include): second pass over the body below
+}  // namespace inverse_base
+}  // namespace oc
+#undef OC_VEC_BYTES
+
+#if OC_X86_DISPATCH
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#define OC_VEC_BYTES 32
+namespace oc {
+namespace inverse_avx2 {
+#include "inverse.cpp"  // NOLINT(build/include)
+}  // namespace inverse_avx2
+}  // namespace oc
+#undef OC_VEC_BYTES
+#pragma GCC pop_options
+#endif
+
+#undef OC_INVERSE_BODY
+
+#if OC_X86_DISPATCH
+#define OC_DISPATCH(fn, ...)                                               \
+  do {                                                                     \
+    if (oc::detail::cpu_has_avx2_fma()) oc::inverse_avx2::fn(__VA_ARGS__); \
+    else oc::inverse_base::fn(__VA_ARGS__);                                \
+  } while (0)
+#else
+#define OC_DISPATCH(fn, ...) oc::inverse_base::fn(__VA_ARGS__)
+#endif
+
+extern "C" {
+
+void oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
+  if (batch <= 0 || n <= 0) return;
+  OC_DISPATCH(inverse_f32, in, out, batch, n, par);
+}
+
+void oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
+  if (batch <= 0 || n <= 0) return;
+  OC_DISPATCH(inverse_f64, in, out, batch, n, par);
+}
+
+void oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
+                    oc_parallel par) {
+  if (batch <= 0 || n <= 0) return;
+  OC_DISPATCH(inverse_f16, in, out, batch, n, par);
+}
+
+}  // extern "C"
+
+#undef OC_DISPATCH
+
+#else  // OC_INVERSE_BODY: the per-instruction-set body, included inside a namespace
+
+using ::oc::detail::div_up;
+using ::oc::detail::num_tasks;
+using ::oc::detail::parallel_for;
+using ::oc::detail::split_range;
+
+// Unaligned vector load/store (defined here, inside the pass, so they carry its target options).
+template <class V, class T>
+static OC_ALWAYS_INLINE V simd_load(const T* p) {
+  V v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V, class T>
+static OC_ALWAYS_INLINE void simd_store(T* p, const V& v) {
+  memcpy(p, &v, sizeof v);
+}
+
+// Storage <-> compute conversion (float16 is computed in float).
+template <class S, class T>
+struct Conv {
+  static OC_ALWAYS_INLINE T load(S v) { return (T)v; }
+  static OC_ALWAYS_INLINE S store(T v) { return (S)v; }
+};
+template <>
+struct Conv<uint16_t, float> {
+  static OC_ALWAYS_INLINE float load(uint16_t v) { return oc_half_to_float(v); }
+  static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
+};
+
+template <class S>
+static void fill_nan(S* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = std::numeric_limits<S>::quiet_NaN();
+}
+template <>
+void fill_nan<uint16_t>(uint16_t* out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) out[i] = 0x7E00;
+}
+
+template <class T>
+static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
+
+// ------------------------------------------------------------------------------------------
+// Small matrices: N known at compile time, matrix on the stack.
+
+template <class T, int N>
+static OC_ALWAYS_INLINE void gj_fixed(T* OC_RESTRICT a, int* OC_RESTRICT perm) {
+  for (int i = 0; i < N; ++i) perm[i] = i;
+  for (int k = 0; k < N; ++k) {
+    // pivot: largest |a[i][k]| for i >= k (NaN never wins; all-NaN keeps k)
+    int p = k;
+    T best = absval(a[k * N + k]);
+    for (int i = k + 1; i < N; ++i) {
+      T v = absval(a[i * N + k]);
+      bool gt = v > best;
+      best = gt ? v : best;
+      p = gt ? i : p;
+    }
+    // unconditional swap of rows k and p (a no-op when p == k): no unpredictable branch
+    for (int j = 0; j < N; ++j) {
+      T t = a[k * N + j];
+      a[k * N + j] = a[p * N + j];
+      a[p * N + j] = t;
+    }
+    {
+      int t = perm[k];
+      perm[k] = perm[p];
+      perm[p] = t;
+    }
+    const T piv = a[k * N + k];
+    T rk[N];
+    T l[N];
+    for (int j = 0; j < N; ++j) rk[j] = a[k * N + j];
+    rk[k] = T(1);
+    for (int i = 0; i < N; ++i) l[i] = a[i * N + k] / piv;
+    // every row (row k too; it is overwritten below): a[i][k] becomes -l[i], the rest
+    // a[i][j] - l[i] * a[k][j]
+    for (int i = 0; i < N; ++i) {
+      a[i * N + k] = T(0);
+      for (int j = 0; j < N; ++j) a[i * N + j] -= l[i] * rk[j];
+    }
+    const T inv = T(1) / piv;
+    for (int j = 0; j < N; ++j) a[k * N + j] = rk[j] * inv;
+  }
+}
+
+template <class S, class T, int N>
+static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int64_t b0,
+                                int64_t b1) {
+  alignas(64) T a[N * N];
+  int perm[N];
+  for (int64_t b = b0; b < b1; ++b) {
+    const S* src = in + b * (N * N);
+    for (int e = 0; e < N * N; ++e) a[e] = Conv<S, T>::load(src[e]);
+    gj_fixed<T, N>(a, perm);
+    S* dst = out + b * (N * N);
+    for (int i = 0; i < N; ++i)
+      for (int m = 0; m < N; ++m) dst[i * N + perm[m]] = Conv<S, T>::store(a[i * N + m]);
+  }
+}
+
+template <class S, class T, int N>
+static void inverse_fixed(const S* in, S* out, int64_t batch, const oc_parallel& par) {
+  // ~N^3 flops per matrix; tasks of at least ~256K flops (and >= 64 KiB of data for tiny N)
+  double work = (double)N * N * N + 16.0 * N * N;
+  int64_t nt = num_tasks(batch, work, 1 << 18, 1024);
+  auto task = [&](size_t t) {
+    int64_t b0, b1;
+    split_range(batch, nt, (int64_t)t, b0, b1);
+    inverse_fixed_range<S, T, N>(in, out, b0, b1);
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+// ------------------------------------------------------------------------------------------
+// General n: blocked Gauss-Jordan on a dense row-major n x n matrix `a` (computed in place).
+
+enum : int64_t { kLeaf = 16, kPanel = 128, kMR = 6, kMaxInnerTasks = 64 };
+
+template <class T>
+struct VecT {
+  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
+  typedef typename ::oc::detail::Simd<T, W>::type type;
+};
+
+template <class T>
+struct Work {
+  T* a;        // n x n, row-major
+  int64_t n;
+  int* perm;   // n
+  T* rk;       // n: copy of the pivot row
+  T* W;        // kPanel x n: copy of the panel rows for the update
+  oc_parallel par;
+};
+
+// Unblocked Gauss-Jordan on columns [c0, c0 + w) (pivot rows = those columns), full-row swaps.
+template <class T, int WFIX>
+static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
+  const int64_t w = WFIX > 0 ? (int64_t)WFIX : wdyn;
+  T* OC_RESTRICT a = wk.a;
+  const int64_t n = wk.n;
+  T* OC_RESTRICT rk = wk.rk;
+  for (int64_t k = c0; k < c0 + w; ++k) {
+    int64_t p = k;
+    T best = absval(a[k * n + k]);
+    for (int64_t i = k + 1; i < n; ++i) {
+      T v = absval(a[i * n + k]);
+      if (v > best) {
+        best = v;
+        p = i;
+      }
+    }
+    if (p != k) {
+      T* OC_RESTRICT x = a + k * n;
+      T* OC_RESTRICT y = a + p * n;
+      for (int64_t j = 0; j < n; ++j) {
+        T t = x[j];
+        x[j] = y[j];
+        y[j] = t;
+      }
+      int t = wk.perm[k];
+      wk.perm[k] = wk.perm[p];
+      wk.perm[p] = t;
+    }
+    T* OC_RESTRICT ak = a + k * n + c0;
+    const int64_t kk = k - c0;
+    const T piv = ak[kk];
+    for (int64_t j = 0; j < w; ++j) rk[j] = ak[j];
+    rk[kk] = T(1);
+    for (int64_t i = 0; i < n; ++i) {
+      if (i == k) continue;
+      T* OC_RESTRICT ai = a + i * n + c0;
+      const T l = ai[kk] / piv;
+      ai[kk] = T(0);
+      for (int64_t j = 0; j < w; ++j) ai[j] -= l * rk[j];
+    }
+    const T inv = T(1) / piv;
+    for (int64_t j = 0; j < w; ++j) ak[j] = rk[j] * inv;
+  }
+}
+
+// acc(rows i0.., cols col..col+NV*VW) = base + Apb * Wc, over t < kb.
+template <class T, int NV>
+static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT a, int64_t lda, int64_t i0, int mr,
+                                          const bool* zero_row, int64_t col,
+                                          const T* OC_RESTRICT Wc, int64_t ldw,
+                                          const T* OC_RESTRICT Apb, int64_t kb) {
+  typedef typename VecT<T>::type V;
+  enum { VW = VecT<T>::W };
+  V acc[kMR][NV];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) {
+      if (r < mr && !zero_row[r])
+        acc[r][v] = simd_load<V>(a + (i0 + r) * lda + col + v * VW);
+      else
+        acc[r][v] = V{};
+    }
+  }
+  for (int64_t t = 0; t < kb; ++t) {
+    V w[NV];
+#pragma GCC unroll 4
+    for (int v = 0; v < NV; ++v) w[v] = simd_load<V>(Wc + t * ldw + v * VW);
+    const T* ap = Apb + t * kMR;
+#pragma GCC unroll 8
+    for (int r = 0; r < kMR; ++r) {
+      const T s = ap[r];
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) acc[r][v] += w[v] * s;
+    }
+  }
+#pragma GCC unroll 8
+  for (int r = 0; r < kMR; ++r) {
+    if (r < mr) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) simd_store(a + (i0 + r) * lda + col + v * VW, acc[r][v]);
+    }
+  }
+}
+
+// Update of the columns [col, col + width) of rows [i0, i0 + mr) (mr <= kMR).
+template <class T>
+static OC_ALWAYS_INLINE void update_segment(T* a, int64_t lda, int64_t i0, int mr,
+                                            const bool* zero_row, int64_t col, int64_t width,
+                                            const T* Wc, int64_t ldw, const T* Apb,
+                                            int64_t kb) {
+  enum { VW = VecT<T>::W };
+  int64_t j = 0;
+  for (; j + 2 * VW <= width; j += 2 * VW)
+    micro_kernel<T, 2>(a, lda, i0, mr, zero_row, col + j, Wc + j, ldw, Apb, kb);
+  for (; j + VW <= width; j += VW)
+    micro_kernel<T, 1>(a, lda, i0, mr, zero_row, col + j, Wc + j, ldw, Apb, kb);
+  for (; j < width; ++j) {
+    for (int r = 0; r < mr; ++r) {
+      T s = zero_row[r] ? T(0) : a[(i0 + r) * lda + col + j];
+      for (int64_t t = 0; t < kb; ++t) s += Apb[t * kMR + r] * Wc[t * ldw + j];
+      a[(i0 + r) * lda + col + j] = s;
+    }
+  }
+}
+
+// After the panel [k, k+kb) is factored, apply it to the columns [c0, k) and [k+kb, c1).
+template <class T>
+static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t kb) {
+  const int64_t n = wk.n;
+  const int64_t w1 = k - c0, w2 = c1 - (k + kb), wt = w1 + w2;
+  if (wt <= 0) return;
+  T* a = wk.a;
+  T* W = wk.W;
+  for (int64_t t = 0; t < kb; ++t) {
+    const T* src = a + (k + t) * n;
+    memcpy(W + t * wt, src + c0, (size_t)w1 * sizeof(T));
+    memcpy(W + t * wt + w1, src + k + kb, (size_t)w2 * sizeof(T));
+  }
+  const int64_t nrb = div_up(n, kMR);
+  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 20, kMaxInnerTasks);
+  auto task = [&](size_t ti) {
+    int64_t rb0, rb1;
+    split_range(nrb, nt, (int64_t)ti, rb0, rb1);
+    alignas(64) T Apb[kMR * kPanel];
+    for (int64_t rb = rb0; rb < rb1; ++rb) {
+      const int64_t i0 = rb * kMR;
+      const int mr = (int)(n - i0 < kMR ? n - i0 : kMR);
+      bool zero_row[kMR];
+      for (int r = 0; r < kMR; ++r) {
+        zero_row[r] = (i0 + r >= k && i0 + r < k + kb);
+        const T* src = a + (i0 + r) * n + k;
+        if (r < mr)
+          for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = src[t];
+        else
+          for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = T(0);
+      }
+      if (w1 > 0) update_segment(a, n, i0, mr, zero_row, c0, w1, W, wt, Apb, kb);
+      if (w2 > 0) update_segment(a, n, i0, mr, zero_row, k + kb, w2, W + w1, wt, Apb, kb);
+    }
+  };
+  parallel_for(wk.par, (size_t)nt, task);
+}
+
+// Gauss-Jordan on columns [c0, c1).
+template <class T>
+static void gj_level(Work<T>& wk, int64_t c0, int64_t c1) {
+  const int64_t w = c1 - c0;
+  if (w <= kLeaf) {
+    if (w == kLeaf)
+      gj_unblocked<T, kLeaf>(wk, c0, w);
+    else
+      gj_unblocked<T, 0>(wk, c0, w);
+    return;
+  }
+  const int64_t b = w > kPanel ? kPanel : kLeaf;
+  for (int64_t k = c0; k < c1; k += b) {
+    const int64_t kb = c1 - k < b ? c1 - k : b;
+    gj_level(wk, k, k + kb);
+    panel_update(wk, c0, c1, k, kb);
+  }
+}
+
+// Scratch for one matrix of size n: perm, rk, W, and (when S != T) the compute copy.
+template <class T>
+static size_t scratch_bytes(int64_t n, bool need_copy) {
+  size_t b = (size_t)n * sizeof(int) + 64;
+  b += (size_t)n * sizeof(T) + 64;
+  b += (size_t)kPanel * n * sizeof(T) + 64;
+  b += (size_t)kMaxInnerTasks * n * sizeof(T) + 64;  // temp rows for the final permutation
+  if (need_copy) b += (size_t)n * n * sizeof(T) + 64;
+  return b;
+}
+
+static inline char* align64(char* p) {
+  return (char*)(((uintptr_t)p + 63) & ~(uintptr_t)63);
+}
+
+// One matrix: load (convert) into wk.a, invert, store with the column permutation.
+// When S == T, wk.a may be `out` itself (then `src` is copied in first).
+template <class S, class T>
+static void inverse_general_one(const S* src, S* dst, Work<T>& wk, T* tmp_rows) {
+  const int64_t n = wk.n;
+  T* a = wk.a;
+  const int64_t nt = num_tasks(n, (double)n, 1 << 16, kMaxInnerTasks);
+  {
+    auto load = [&](size_t ti) {
+      int64_t r0, r1;
+      split_range(n, nt, (int64_t)ti, r0, r1);
+      for (int64_t e = r0 * n; e < r1 * n; ++e) a[e] = Conv<S, T>::load(src[e]);
+    };
+    parallel_for(wk.par, (size_t)nt, load);
+  }
+  for (int64_t i = 0; i < n; ++i) wk.perm[i] = (int)i;
+  gj_level(wk, 0, n);
+  {
+    auto store = [&](size_t ti) {
+      int64_t r0, r1;
+      split_range(n, nt, (int64_t)ti, r0, r1);
+      T* tmp = tmp_rows + (int64_t)ti * n;
+      const int* perm = wk.perm;
+      for (int64_t i = r0; i < r1; ++i) {
+        const T* row = a + i * n;
+        memcpy(tmp, row, (size_t)n * sizeof(T));
+        S* drow = dst + i * n;
+        for (int64_t m = 0; m < n; ++m) drow[perm[m]] = Conv<S, T>::store(tmp[m]);
+      }
+    };
+    parallel_for(wk.par, (size_t)nt, store);
+  }
+}
+
+template <class S, class T>
+static bool setup_work(Work<T>& wk, char* buf, int64_t n, S* out_matrix, T*& tmp_rows) {
+  char* p = align64(buf);
+  wk.n = n;
+  wk.perm = (int*)p;
+  p = align64(p + (size_t)n * sizeof(int));
+  wk.rk = (T*)p;
+  p = align64(p + (size_t)n * sizeof(T));
+  wk.W = (T*)p;
+  p = align64(p + (size_t)kPanel * n * sizeof(T));
+  tmp_rows = (T*)p;
+  p = align64(p + (size_t)kMaxInnerTasks * n * sizeof(T));
+  if (std::is_same<S, T>::value)
+    wk.a = (T*)(void*)out_matrix;
+  else
+    wk.a = (T*)p;
+  return true;
+}
+
+template <class S, class T>
+static void inverse_general(const S* in, S* out, int64_t batch, int64_t n,
+                            const oc_parallel& par) {
+  const bool need_copy = !std::is_same<S, T>::value;
+  const size_t sbytes = scratch_bytes<T>(n, need_copy);
+  const int64_t nn = n * n;
+  const double flops = 2.0 * (double)n * n * n;
+  // Few matrices (or one): parallelism inside each matrix. Otherwise chunks of the batch.
+  const bool inner = batch < 4 || (batch < 16 && n >= 512);
+  if (inner) {
+    char* buf = (char*)malloc(sbytes);
+    if (!buf) {
+      fill_nan(out, batch * nn);
+      return;
+    }
+    for (int64_t b = 0; b < batch; ++b) {
+      Work<T> wk;
+      T* tmp_rows;
+      setup_work<S, T>(wk, buf, n, out + b * nn, tmp_rows);
+      wk.par = par;
+      inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, tmp_rows);
+    }
+    free(buf);
+    return;
+  }
+  const int64_t nt = num_tasks(batch, flops, 1 << 18, 1024);
+  auto task = [&](size_t ti) {
+    int64_t b0, b1;
+    split_range(batch, nt, (int64_t)ti, b0, b1);
+    char* buf = (char*)malloc(sbytes);
+    if (!buf) {
+      fill_nan(out + b0 * nn, (b1 - b0) * nn);
+      return;
+    }
+    for (int64_t b = b0; b < b1; ++b) {
+      Work<T> wk;
+      T* tmp_rows;
+      setup_work<S, T>(wk, buf, n, out + b * nn, tmp_rows);
+      wk.par = oc_serial;
+      inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, tmp_rows);
+    }
+    free(buf);
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+template <class S, class T>
+static void inverse_dispatch(const S* in, S* out, int64_t batch, int64_t n,
+                             const oc_parallel& par) {
+  switch (n) {
+    case 1: return inverse_fixed<S, T, 1>(in, out, batch, par);
+    case 2: return inverse_fixed<S, T, 2>(in, out, batch, par);
+    case 3: return inverse_fixed<S, T, 3>(in, out, batch, par);
+    case 4: return inverse_fixed<S, T, 4>(in, out, batch, par);
+    case 5: return inverse_fixed<S, T, 5>(in, out, batch, par);
+    case 6: return inverse_fixed<S, T, 6>(in, out, batch, par);
+    case 7: return inverse_fixed<S, T, 7>(in, out, batch, par);
+    case 8: return inverse_fixed<S, T, 8>(in, out, batch, par);
+    case 9: return inverse_fixed<S, T, 9>(in, out, batch, par);
+    case 10: return inverse_fixed<S, T, 10>(in, out, batch, par);
+    case 11: return inverse_fixed<S, T, 11>(in, out, batch, par);
+    case 12: return inverse_fixed<S, T, 12>(in, out, batch, par);
+    case 13: return inverse_fixed<S, T, 13>(in, out, batch, par);
+    case 14: return inverse_fixed<S, T, 14>(in, out, batch, par);
+    case 15: return inverse_fixed<S, T, 15>(in, out, batch, par);
+    case 16: return inverse_fixed<S, T, 16>(in, out, batch, par);
+    default: return inverse_general<S, T>(in, out, batch, n, par);
+  }
+}
+
+// Entry points of this instruction set (non-template, so they carry its target options).
+void inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
+  inverse_dispatch<float, float>(in, out, batch, n, par);
+}
+void inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
+  inverse_dispatch<double, double>(in, out, batch, n, par);
+}
+void inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
+                 oc_parallel par) {
+  inverse_dispatch<uint16_t, float>(in, out, batch, n, par);
+}
+
+#endif  // OC_INVERSE_BODY

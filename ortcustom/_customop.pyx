@@ -1,0 +1,420 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""The glue between ONNX Runtime and our kernels.
+
+Each (op declaration, type binding) becomes one `OrtCustomOp` struct whose callbacks are the cdef
+functions below; the struct is the first member of a `Binding`, so a callback gets its binding back
+from the pointer ORT hands it. Bindings live as long as the process: ORT keeps raw pointers to them
+in every session made from the options they were added to.
+
+Per session, at kernel creation (`create_kernel`, holds the GIL): attributes are read and checked
+once. Per run (`compute`, no GIL for native kernels): inputs are read, outputs allocated, and the
+kernel called on ORT's intra-op thread pool. Errors come back as OrtStatus, named after the op, the
+node and the input.
+"""
+from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
+from libc.stdint cimport int64_t, uint16_t
+from libc.stdlib cimport calloc, malloc, free
+from libc.string cimport strlen, memcpy
+from libc.stdio cimport snprintf
+
+from ortcustom._ort cimport *
+from ortcustom._kernels cimport *
+
+import contextlib
+
+from .types import onnx_enum, name_of_enum
+from .registry import coerce_attr, Op
+
+ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
+# The OrtCustomOp `version` we fill in: the fields we rely on (CreateKernelV2, KernelComputeV2,
+# InferOutputShapeFn, GetStartVersion/GetEndVersion) are read from 17 on, and ORT refuses an op
+# whose version is above its own API version, so this is also the minimum runtime (1.17).
+cdef int OP_VERSION = 17
+
+
+cdef enum:
+    MAX_RANK = 16           # dims a native kernel's input may have
+    MAX_NATIVE_ATTRS = 8    # int and float attributes a native kernel may declare, each
+
+cdef struct Kernel  # below
+
+# A native op's per-run entry point: reads inputs, allocates outputs, calls the kernel.
+ctypedef OrtStatus* (*native_fn)(const Kernel* k, OrtKernelContext* ctx) noexcept nogil
+
+cdef struct Binding:
+    OrtCustomOp op                       # first member: ORT gives callbacks &op
+    const char* name
+    const char* provider                 # NULL: the CPU provider
+    size_t n_in
+    size_t n_out
+    ONNXTensorElementDataType* in_types
+    ONNXTensorElementDataType* out_types
+    OrtCustomOpInputOutputCharacteristic* in_chars
+    OrtCustomOpInputOutputCharacteristic* out_chars
+    OrtMemType* in_mem
+    int in_min_arity, in_homogeneous, out_min_arity, out_homogeneous
+    int since, until
+    bint guard                           # catch-all for unaccepted types: kernel creation fails
+    native_fn native                     # NULL for Python kernels
+    ONNXTensorElementDataType dtype      # native kernels: element type of the first constraint
+    PyObject* owner                      # the _Binding (kept alive by _interned)
+
+
+
+cdef struct Kernel:
+    const Binding* b
+    const OrtApi* api
+    char* node                           # the node's name, for messages
+    int64_t ints[MAX_NATIVE_ATTRS]       # native kernels: int attributes, in declaration order
+    double floats[MAX_NATIVE_ATTRS]      # native kernels: float attributes, in declaration order
+    PyObject* py                         # Python kernels: (op, attrs, types), owned
+
+# The API table of the runtime that called RegisterCustomOps (shape inference gets none).
+cdef const OrtApi* g_api = NULL
+
+include "_status.pxi"
+include "_tensor.pxi"
+include "_native_ops.pxi"
+include "_python_ops.pxi"
+include "_attributes.pxi"
+include "_shapes.pxi"
+
+
+cdef inline Binding* B(const OrtCustomOp* op) noexcept nogil:
+    return <Binding*>op
+
+
+# ---- OrtCustomOp callbacks: descriptions of the op ------------------------------------------
+
+cdef const char* cb_name(const OrtCustomOp* op) noexcept nogil:
+    return B(op).name
+
+cdef const char* cb_provider(const OrtCustomOp* op) noexcept nogil:
+    return B(op).provider
+
+cdef ONNXTensorElementDataType cb_in_type(const OrtCustomOp* op, size_t i) noexcept nogil:
+    return B(op).in_types[i]
+
+cdef size_t cb_in_count(const OrtCustomOp* op) noexcept nogil:
+    return B(op).n_in
+
+cdef ONNXTensorElementDataType cb_out_type(const OrtCustomOp* op, size_t i) noexcept nogil:
+    return B(op).out_types[i]
+
+cdef size_t cb_out_count(const OrtCustomOp* op) noexcept nogil:
+    return B(op).n_out
+
+cdef OrtCustomOpInputOutputCharacteristic cb_in_char(const OrtCustomOp* op, size_t i) noexcept nogil:
+    return B(op).in_chars[i]
+
+cdef OrtCustomOpInputOutputCharacteristic cb_out_char(const OrtCustomOp* op, size_t i) noexcept nogil:
+    return B(op).out_chars[i]
+
+cdef OrtMemType cb_in_mem(const OrtCustomOp* op, size_t i) noexcept nogil:
+    return B(op).in_mem[i]
+
+cdef int cb_in_min_arity(const OrtCustomOp* op) noexcept nogil:
+    return B(op).in_min_arity
+
+cdef int cb_in_homogeneous(const OrtCustomOp* op) noexcept nogil:
+    return B(op).in_homogeneous
+
+cdef int cb_out_min_arity(const OrtCustomOp* op) noexcept nogil:
+    return B(op).out_min_arity
+
+cdef int cb_out_homogeneous(const OrtCustomOp* op) noexcept nogil:
+    return B(op).out_homogeneous
+
+cdef int cb_since(const OrtCustomOp* op) noexcept nogil:
+    return B(op).since
+
+cdef int cb_until(const OrtCustomOp* op) noexcept nogil:
+    return B(op).until
+
+
+# ---- kernels: creation (once per node and session), compute (per run), destruction ----------
+
+cdef OrtStatus* cb_create_kernel(const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info,
+                                 void** out) noexcept with gil:
+    try:
+        return (<_Binding>B(op).owner).create_kernel(api, info, out)
+    except BaseException as e:  # a bug of ours: say so instead of crashing the process
+        return status(api, ORT_FAIL, f"ortcustom: {B(op).name.decode()}: internal error at kernel creation: {e!r}")
+
+
+cdef OrtStatus* cb_compute(void* kernel, OrtKernelContext* ctx) noexcept nogil:
+    cdef Kernel* k = <Kernel*>kernel
+    if k.b.native != NULL:
+        return k.b.native(k, ctx)
+    return python_compute(k, ctx)
+
+
+cdef void cb_destroy(void* kernel) noexcept nogil:
+    cdef Kernel* k = <Kernel*>kernel
+    if k == NULL:
+        return
+    if k.py != NULL:
+        with gil:
+            Py_DECREF(<object>k.py)
+    free(k.node)
+    free(k)
+
+
+cdef OrtStatus* cb_infer_shape(const OrtCustomOp* op, OrtShapeInferContext* ctx) noexcept with gil:
+    # ORT ignores (and leaks) a status returned from here, so nothing is returned: when the
+    # declaration cannot say, the output's shape is simply left unknown.
+    try:
+        infer_shapes(<_Binding>B(op).owner, ctx)
+    except BaseException:
+        pass
+    return NULL
+
+
+cdef class _Binding:
+    """Owns one OrtCustomOp (and what its pointers point to) for one op and type binding."""
+    cdef Binding* b
+    cdef readonly object op, types
+    cdef object _keep
+
+    def __cinit__(self):
+        self.b = <Binding*>calloc(1, sizeof(Binding))
+        if self.b == NULL:
+            raise MemoryError()
+
+    def __init__(self, op, dict types, str provider=None):
+        """`types`: constraint -> element type name; None builds the type guard."""
+        cdef Binding* b = self.b
+        self.op = op
+        self.types = types
+        name = op.name.encode()
+        prov = provider.encode() if provider else None
+        self._keep = (name, prov)
+        b.name = name
+        b.provider = <const char*>prov if prov is not None else NULL
+        b.owner = <PyObject*>self
+        b.guard = types is None
+        b.n_in = len(op.inputs)
+        b.n_out = len(op.outputs)
+        b.in_types = <ONNXTensorElementDataType*>calloc(b.n_in + 1, sizeof(ONNXTensorElementDataType))
+        b.in_chars = <OrtCustomOpInputOutputCharacteristic*>calloc(b.n_in + 1, sizeof(OrtCustomOpInputOutputCharacteristic))
+        b.in_mem = <OrtMemType*>calloc(b.n_in + 1, sizeof(OrtMemType))
+        b.out_types = <ONNXTensorElementDataType*>calloc(b.n_out, sizeof(ONNXTensorElementDataType))
+        b.out_chars = <OrtCustomOpInputOutputCharacteristic*>calloc(b.n_out, sizeof(OrtCustomOpInputOutputCharacteristic))
+        if not (b.in_types and b.in_chars and b.in_mem and b.out_types and b.out_chars):
+            raise MemoryError()
+        b.in_min_arity = b.out_min_arity = 1
+        b.in_homogeneous = b.out_homogeneous = 1
+        for i, inp in enumerate(op.inputs):
+            b.in_types[i] = self._elem(inp.type)
+            b.in_chars[i] = _characteristic(inp)
+            b.in_mem[i] = OrtMemTypeCPUInput if inp.cpu else OrtMemTypeDefault
+            if inp.variadic:
+                b.in_min_arity, b.in_homogeneous = inp.min_arity, inp.homogeneous
+        for i, o in enumerate(op.outputs):
+            b.out_types[i] = self._elem(o.type)
+            b.out_chars[i] = _characteristic(o)
+            if o.variadic:
+                b.out_min_arity, b.out_homogeneous = o.min_arity, o.homogeneous
+        b.since = op.since
+        b.until = op.until if op.until is not None else 0x7fffffff
+        if op.native is not None and types is not None:
+            b.native = native_lookup(op.native)
+            b.dtype = <ONNXTensorElementDataType><int>onnx_enum(next(iter(types.values()))) if types else ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+
+        b.op.version = OP_VERSION
+        b.op.GetName = cb_name
+        b.op.GetExecutionProviderType = cb_provider
+        b.op.GetInputType = cb_in_type
+        b.op.GetInputTypeCount = cb_in_count
+        b.op.GetOutputType = cb_out_type
+        b.op.GetOutputTypeCount = cb_out_count
+        b.op.GetInputCharacteristic = cb_in_char
+        b.op.GetOutputCharacteristic = cb_out_char
+        b.op.GetInputMemoryType = cb_in_mem
+        b.op.GetVariadicInputMinArity = cb_in_min_arity
+        b.op.GetVariadicInputHomogeneity = cb_in_homogeneous
+        b.op.GetVariadicOutputMinArity = cb_out_min_arity
+        b.op.GetVariadicOutputHomogeneity = cb_out_homogeneous
+        b.op.CreateKernelV2 = cb_create_kernel
+        b.op.KernelComputeV2 = cb_compute
+        b.op.KernelDestroy = cb_destroy
+        b.op.InferOutputShapeFn = cb_infer_shape
+        b.op.GetStartVersion = cb_since
+        b.op.GetEndVersion = cb_until
+
+    cdef ONNXTensorElementDataType _elem(self, str t):
+        if self.types is None:  # the guard accepts anything, to report it
+            return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+        return <ONNXTensorElementDataType><int>onnx_enum(self.types.get(t, t))
+
+    def __dealloc__(self):
+        if self.b != NULL:
+            free(self.b.in_types); free(self.b.in_chars); free(self.b.in_mem)
+            free(self.b.out_types); free(self.b.out_chars)
+            free(self.b)
+
+    cdef OrtStatus* create_kernel(self, const OrtApi* api, const OrtKernelInfo* info, void** out) except? NULL:
+        node = kernel_node_name(api, info)
+        where = f"{self.op.name} (node '{node}')"
+        if self.b.guard:
+            got = ", ".join(f"{inp.name}: {t}" for inp, t in zip(self.op.inputs, kernel_input_types(api, info)))
+            return status(api, ORT_INVALID_ARGUMENT,
+                          f"{where}: no kernel for input types ({got}); {self.op.name} accepts "
+                          f"{self.op.accepted_types()}")
+        try:
+            attrs = read_attributes(api, info, self.op)
+        except _AttrError as e:
+            return status(api, ORT_INVALID_ARGUMENT, f"{where}: {e}")
+        cdef Kernel* k = <Kernel*>calloc(1, sizeof(Kernel))
+        if k == NULL:
+            return status(api, ORT_FAIL, f"{where}: out of memory")
+        k.b = self.b
+        k.api = api
+        nb = node.encode()
+        k.node = <char*>malloc(len(nb) + 1)
+        if k.node == NULL:
+            free(k)
+            return status(api, ORT_FAIL, f"{where}: out of memory")
+        memcpy(k.node, <const char*>nb, len(nb) + 1)
+        if self.b.native != NULL:
+            fill_native_attrs(k, self.op, attrs)
+        else:
+            from .types import numpy_dtype
+            out_dtypes = tuple(numpy_dtype(self.types.get(o.type, o.type)) for o in self.op.outputs)
+            state = (self.op, attrs, out_dtypes)
+            Py_INCREF(state)
+            k.py = <PyObject*>state
+        out[0] = k
+        return NULL
+
+
+cdef OrtCustomOpInputOutputCharacteristic _characteristic(io):
+    if io.variadic:
+        return INPUT_OUTPUT_VARIADIC
+    if io.optional:
+        return INPUT_OUTPUT_OPTIONAL
+    return INPUT_OUTPUT_REQUIRED
+
+
+cdef str kernel_node_name(const OrtApi* api, const OrtKernelInfo* info):
+    cdef size_t n = 0
+    cdef OrtStatus* st = api.KernelInfo_GetNodeName(info, NULL, &n)
+    if st != NULL or n == 0:
+        release(api, st)
+        return ""
+    cdef char* buf = <char*>malloc(n)
+    if buf == NULL:
+        return ""
+    try:
+        st = api.KernelInfo_GetNodeName(info, buf, &n)
+        if st != NULL:
+            release(api, st)
+            return ""
+        return buf[:n - 1].decode("utf-8", "replace")
+    finally:
+        free(buf)
+
+
+cdef list kernel_input_types(const OrtApi* api, const OrtKernelInfo* info):
+    """Names of the element types of a node's inputs ('absent' for a missing optional one)."""
+    cdef size_t n = 0, i
+    cdef OrtTypeInfo* ti
+    cdef const OrtTensorTypeAndShapeInfo* tsi
+    cdef ONNXTensorElementDataType t
+    out = []
+    if not ok(api, api.KernelInfo_GetInputCount(info, &n)):
+        return out
+    for i in range(n):
+        ti = NULL
+        st = api.KernelInfo_GetInputTypeInfo(info, i, &ti)
+        if st != NULL or ti == NULL:
+            release(api, st)
+            out.append("absent")
+            continue
+        tsi = NULL
+        if ok(api, api.CastTypeInfoToTensorInfo(ti, &tsi)) and tsi != NULL and \
+                ok(api, api.GetTensorElementType(tsi, &t)):
+            out.append(name_of_enum(<int>t))
+        else:
+            out.append("non-tensor")
+        api.ReleaseTypeInfo(ti)
+    return out
+
+
+# ---- domains handed to RegisterCustomOps ----------------------------------------------------
+
+# (domain name, ops) -> (list of _Binding). Kept for the life of the process: sessions made from any
+# SessionOptions they were added to point at them. Keyed by content, so registering the same domain
+# again (into many SessionOptions) reuses the same structs and memory stays bounded.
+cdef dict _interned = {}
+_pending = None  # the domains the current register_custom_ops_library call is for
+
+
+def _bindings_for(str name, tuple ops):
+    key = (name, ops)
+    got = _interned.get(key)
+    if got is None:
+        got = []
+        for op in ops:
+            bindings = op.type_bindings()
+            for types in bindings:
+                got.append(_Binding(op, types))
+            if op.types:  # last, so that ORT picks the exact bindings first
+                got.append(_Binding(op, None))
+        _interned[key] = got
+    return got
+
+
+@contextlib.contextmanager
+def registering(domains):
+    """Makes RegisterCustomOps add `domains` while the block runs (the caller holds a lock)."""
+    global _pending
+    _pending = [(d.name, d.ops) for d in domains]
+    for name, ops in _pending:
+        _bindings_for(name, ops)  # build them here, where errors are Python exceptions
+    try:
+        yield
+    finally:
+        _pending = None
+
+
+def native_kernels():
+    """Names of the native kernels compiled into this module."""
+    return frozenset(native_table_names)
+
+
+cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
+    cdef const OrtApi* api = base.GetApi(ORTCUSTOM_ORT_API_VERSION)
+    cdef OrtCustomOpDomain* dom
+    cdef OrtStatus* st
+    cdef _Binding bnd
+    if api == NULL:  # an older runtime: any API table can still make the status
+        api = base.GetApi(1)
+        return status(api, ORT_FAIL,
+                      f"ortcustom needs ONNX Runtime >= 1.{ORTCUSTOM_ORT_API_VERSION}; this one is "
+                      f"{(<bytes>base.GetVersionString()).decode()}")
+    global g_api
+    g_api = api
+    try:
+        domains = _pending
+        if domains is None:  # the path was given to ORT directly: the built-in ops, domain "ortcustom"
+            from .ops import ALL
+            domains = [("ortcustom", tuple(ALL))]
+        for name, ops in domains:
+            bindings = _bindings_for(name, ops)
+            bname = name.encode()
+            dom = NULL
+            st = api.CreateCustomOpDomain(bname, &dom)
+            if st != NULL:
+                return st
+            # Never released: the options and every session made from them refer to it.
+            for bnd in bindings:
+                st = api.CustomOpDomain_Add(dom, &bnd.b.op)
+                if st != NULL:
+                    return st
+            st = api.AddCustomOpDomain(options, dom)
+            if st != NULL:
+                return st
+        return NULL
+    except BaseException as e:
+        return status(api, ORT_FAIL, f"ortcustom: registering custom ops failed: {e!r}")

@@ -1,0 +1,100 @@
+# Output types and shapes at session creation (InferOutputShapeFn), from the op's declaration.
+
+cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i):
+    """(element type, dims) of input i; dims None when unknown. The info belongs to the context."""
+    cdef OrtTensorTypeAndShapeInfo* info = NULL
+    cdef ONNXTensorElementDataType t
+    cdef size_t n = 0, j
+    cdef int64_t dims[MAX_RANK]
+    cdef const char* names[MAX_RANK]
+    if not ok(api, api.ShapeInferContext_GetInputTypeShape(ctx, i, &info)) or info == NULL:
+        return None, None
+    if not ok(api, api.GetTensorElementType(info, &t)) or not ok(api, api.GetDimensionsCount(info, &n)):
+        return None, None
+    # ORT reports an input of unknown shape as rank 0: a rank-0 input is taken as unknown, so that
+    # no wrong shape is ever declared (a missing shape is harmless, a wrong one is not).
+    if n == 0 or n > MAX_RANK:
+        return <int>t, None
+    if not ok(api, api.GetDimensions(info, dims, n)) or not ok(api, api.GetSymbolicDimensions(info, names, n)):
+        return <int>t, None
+    out = []
+    for j in range(n):
+        if dims[j] >= 0:
+            out.append(dims[j])
+        elif names[j] != NULL and names[j][0] != 0:
+            out.append(names[j].decode())
+        else:
+            out.append(None)
+    return <int>t, tuple(out)
+
+
+cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
+    """The attributes a shape rule may need, with defaults (None for a missing required one)."""
+    cdef const OrtOpAttr* a = NULL
+    cdef size_t n = 0
+    cdef int64_t i
+    cdef float f
+    out = {}
+    for decl in op.attrs:
+        value = None if decl.required else decl.default
+        if ok(api, api.ShapeInferContext_GetAttribute(ctx, decl.name.encode(), &a)) and a != NULL:
+            if decl.kind == "int" and ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_INT, &i, sizeof(i), &n)):
+                value = i
+            elif decl.kind == "float" and ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_FLOAT, &f, sizeof(f), &n)):
+                value = f
+        out[decl.name] = value
+    return out
+
+
+cdef void infer_shapes(_Binding bnd, OrtShapeInferContext* ctx) except *:
+    cdef const OrtApi* api = g_api
+    cdef size_t n_in = 0, i, j
+    cdef OrtTensorTypeAndShapeInfo* info
+    cdef int64_t dims[MAX_RANK]
+    cdef const char* names[MAX_RANK]
+    op = bnd.op
+    if api == NULL or not ok(api, api.ShapeInferContext_GetInputCount(ctx, &n_in)):
+        return
+    types, shapes = {}, {}
+    for i in range(n_in):
+        t, dims_i = _input_shape(api, ctx, i)
+        decl = op.inputs[min(i, len(op.inputs) - 1)]
+        if decl.name not in shapes:
+            shapes[decl.name] = dims_i
+        if t is not None and decl.type not in types:
+            types[decl.type] = t
+    for decl in op.inputs:
+        shapes.setdefault(decl.name, None)
+    attrs = None
+    for i, o in enumerate(op.outputs):
+        if o.variadic or o.shape is None:
+            continue
+        elem = onnx_enum(o.type) if o.type not in op.types else types.get(o.type)
+        if elem is None:
+            continue
+        if isinstance(o.shape, str):
+            shape = shapes.get(o.shape)
+        else:
+            if attrs is None:
+                attrs = _shape_attrs(api, ctx, op)
+            shape = o.shape(shapes, attrs)
+        if shape is None or len(shape) > MAX_RANK:
+            continue
+        keep = []
+        for j, d in enumerate(shape):
+            if isinstance(d, int):
+                dims[j] = d
+                names[j] = b""
+            else:  # a symbol; an unknown dim needs a name of its own, or ORT writes it as -1
+                s = (d if d is not None else f"{op.name}_{o.name}_{j}").encode()
+                keep.append(s)
+                dims[j] = -1
+                names[j] = s
+        info = NULL
+        if not ok(api, api.CreateTensorTypeAndShapeInfo(&info)):
+            return
+        if (ok(api, api.SetTensorElementType(info, <ONNXTensorElementDataType>elem)) and
+                ok(api, api.SetDimensions(info, dims, len(shape))) and
+                ok(api, api.SetSymbolicDimensions(info, names, len(shape)))):
+            release(api, api.ShapeInferContext_SetOutputTypeShape(ctx, i, info))
+        api.ReleaseTensorTypeAndShapeInfo(info)

@@ -1,0 +1,229 @@
+"""Op declarations and domains.
+
+An op is declared once, as an `Op`: its inputs, outputs, type constraints, attributes, versions, the
+rule for its output shapes, and its kernel (a native one compiled into the extension module, or a
+Python function). Everything ONNX Runtime needs (the OrtCustomOp structs, type checks, attribute
+parsing, shape inference) and the ONNX schema and reference implementation derive from it.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+from .types import ELEMENT_TYPES
+
+REQUIRED = object()  # Attr default meaning "the model must set it"
+
+ATTR_KINDS = ("int", "float", "string", "ints", "floats")
+
+
+@dataclass(frozen=True)
+class Input:
+    """An input: `type` is a type-constraint name of the op or an element type name ("float")."""
+
+    name: str
+    type: str
+    optional: bool = False
+    variadic: bool = False
+    min_arity: int = 1
+    homogeneous: bool = True
+    cpu: bool = False  # stays in host memory even when the op runs on a GPU provider
+
+
+@dataclass(frozen=True)
+class Output:
+    """An output. `shape`: None (not inferred), an input's name (same shape), or a callable
+    `f(shapes, attrs) -> tuple | None` where `shapes` maps input names to tuples of dims (int, str
+    for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent)."""
+
+    name: str
+    type: str
+    shape: str | Callable | None = None
+    optional: bool = False
+    variadic: bool = False
+    min_arity: int = 1
+    homogeneous: bool = True
+
+
+@dataclass(frozen=True)
+class Attr:
+    """An attribute. `check(value)` raises ValueError (with a message) for a bad value."""
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    check: Callable[[Any], None] | None = None
+    doc: str = ""
+
+    @property
+    def required(self) -> bool:
+        return self.default is REQUIRED
+
+
+def _fail(op: str, msg: str):
+    raise ValueError(f"op {op!r}: {msg}")
+
+
+@dataclass(frozen=True, eq=False)
+class Op:
+    """One op declaration. Give `native` (the name of a kernel compiled into ortcustom) or
+    `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`)."""
+
+    name: str
+    inputs: Sequence[Input]
+    outputs: Sequence[Output]
+    types: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    attrs: Sequence[Attr] = ()
+    native: str | None = None
+    compute: Callable | None = None
+    reference: Callable | None = None
+    since: int = 1
+    until: int | None = None
+    doc: str = ""
+
+    def __post_init__(self):
+        n = self.name
+        if not isinstance(n, str) or not n.isidentifier():
+            raise ValueError(f"op name must be an identifier, got {n!r}")
+        object.__setattr__(self, "inputs", tuple(self.inputs))
+        object.__setattr__(self, "outputs", tuple(self.outputs))
+        object.__setattr__(self, "attrs", tuple(self.attrs))
+        object.__setattr__(self, "types", {k: tuple(v) for k, v in dict(self.types).items()})
+        if (self.native is None) == (self.compute is None):
+            _fail(n, "give exactly one of native= (a compiled kernel) or compute= (a Python function)")
+        if self.native is not None:
+            from . import _customop
+
+            if self.native not in _customop.native_kernels():
+                _fail(n, f"no native kernel {self.native!r}; compiled ones: {sorted(_customop.native_kernels())}")
+        if not self.outputs:
+            _fail(n, "an op needs at least one output")
+        for c, allowed in self.types.items():
+            if not allowed:
+                _fail(n, f"type constraint {c!r} allows no type")
+            for t in allowed:
+                if t not in ELEMENT_TYPES:
+                    _fail(n, f"type constraint {c!r}: unknown element type {t!r}; known: {sorted(ELEMENT_TYPES)}")
+        names = [io.name for io in self.inputs + self.outputs]
+        if len(set(names)) != len(names):
+            _fail(n, f"input and output names must be unique: {names}")
+        for group in (self.inputs, self.outputs):
+            for i, io in enumerate(group):
+                if io.type not in self.types and io.type not in ELEMENT_TYPES:
+                    _fail(n, f"{io.name!r} has type {io.type!r}, neither a type constraint {sorted(self.types)} "
+                             f"nor an element type")
+                if io.variadic and i != len(group) - 1:
+                    _fail(n, f"only the last input or output may be variadic, not {io.name!r}")
+                if io.variadic and io.optional:
+                    _fail(n, f"{io.name!r} cannot be both variadic and optional")
+        in_names = {i.name for i in self.inputs}
+        for o in self.outputs:
+            if isinstance(o.shape, str) and o.shape not in in_names:
+                _fail(n, f"output {o.name!r} takes its shape from {o.shape!r}, which is not an input")
+        attr_names = [a.name for a in self.attrs]
+        if len(set(attr_names)) != len(attr_names):
+            _fail(n, f"attribute names must be unique: {attr_names}")
+        for a in self.attrs:
+            if a.kind not in ATTR_KINDS:
+                _fail(n, f"attribute {a.name!r} has kind {a.kind!r}; kinds: {ATTR_KINDS}")
+            if not a.required:
+                try:
+                    value = coerce_attr(a, a.default)
+                    if a.check is not None:
+                        a.check(value)
+                except (TypeError, ValueError) as e:
+                    _fail(n, f"default of attribute {a.name!r} is invalid: {e}")
+        if not isinstance(self.since, int) or self.since < 1:
+            _fail(n, f"since must be an int >= 1, got {self.since!r}")
+        if self.until is not None and (not isinstance(self.until, int) or self.until < self.since):
+            _fail(n, f"until must be an int >= since ({self.since}), got {self.until!r}")
+
+    def __repr__(self):
+        kernel = f"native={self.native!r}" if self.native else "compute=<python>"
+        return f"Op({self.name!r}, {kernel}, since={self.since}, until={self.until})"
+
+    def type_bindings(self) -> list[dict[str, str]]:
+        """Every assignment of an element type to each type constraint, in declaration order."""
+        keys = list(self.types)
+        return [dict(zip(keys, combo)) for combo in itertools.product(*(self.types[k] for k in keys))]
+
+    def accepted_types(self) -> str:
+        """For error messages: 'X: T, Y: int64 with T in {float, double}'."""
+        sig = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
+        cons = "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in self.types.items())
+        return f"({sig})" + (f" with {cons}" if cons else "")
+
+
+def coerce_attr(attr: Attr, value):
+    """The attribute's value as Python (int, float, str, tuple of int/float); TypeError if wrong."""
+    k = attr.kind
+    if k == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"expected an int, got {value!r}")
+        return int(value)
+    if k == "float":
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"expected a float, got {value!r}")
+        return float(value)
+    if k == "string":
+        if isinstance(value, bytes):
+            value = value.decode()
+        if not isinstance(value, str):
+            raise TypeError(f"expected a string, got {value!r}")
+        return value
+    scalar = Attr(attr.name, k[:-1])
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"expected a sequence of {k[:-1]}s, got {value!r}")
+    return tuple(coerce_attr(scalar, v) for v in value)
+
+
+class Domain:
+    """A set of ops under one ONNX domain name. `add` returns the domain, so calls chain."""
+
+    def __init__(self, name: str, version: int = 1):
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"a domain needs a non-empty name, got {name!r}")
+        if name in ("ai.onnx", "ai.onnx.ml"):
+            raise ValueError(f"{name!r} is ONNX's own domain; custom ops need a domain of their own")
+        if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+            raise ValueError(f"domain version must be an int >= 1, got {version!r}")
+        self.name = name
+        self.version = version
+        self._ops: list[Op] = []
+
+    @property
+    def ops(self) -> tuple[Op, ...]:
+        return tuple(self._ops)
+
+    def add(self, *ops: Op) -> "Domain":
+        for op in ops:
+            if not isinstance(op, Op):
+                raise TypeError(f"Domain({self.name!r}).add takes ortcustom.Op declarations, got {op!r}")
+            for have in self._ops:
+                if have is op:
+                    raise ValueError(f"op {op.name!r} is already in domain {self.name!r}")
+                if have.name == op.name and _overlap(have, op):
+                    raise ValueError(
+                        f"domain {self.name!r} already has an op {op.name!r} for versions "
+                        f"{_span(have)}, which overlaps {_span(op)}")
+            self._ops.append(op)
+        return self
+
+    def register(self, so):
+        """Adds this domain to an existing onnxruntime.SessionOptions; returns it."""
+        from .session import register
+
+        return register(so, self)
+
+    def __repr__(self):
+        return f"Domain({self.name!r}, version={self.version}, ops={[o.name for o in self._ops]})"
+
+
+def _span(op: Op) -> str:
+    return f"[{op.since}, {op.until if op.until is not None else 'inf'}]"
+
+
+def _overlap(a: Op, b: Op) -> bool:
+    inf = float("inf")
+    return a.since <= (b.until or inf) and b.since <= (a.until or inf)

@@ -1,0 +1,103 @@
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortcustom
+from ortcustom.ops import Inverse
+from ortcustom.testing import make_model
+
+from helpers import CPU, session, well_conditioned
+
+TOL = {np.float32: (1e-4, 1e-5), np.float64: (1e-10, 1e-12), np.float16: (2e-2, 2e-3)}
+
+
+def run_inverse(x, domain="com.microsoft", shape=None):
+    dom = ortcustom.Domain(domain).add(Inverse)
+    sess = session(Inverse, dom, {"X": (x.dtype, shape if shape is not None else x.shape)})
+    return sess.run(None, {"X": x})[0]
+
+
+def test_two_by_two():
+    x = np.array([[4, 7], [2, 6]], np.float32)
+    np.testing.assert_allclose(run_inverse(x), [[0.6, -0.7], [-0.2, 0.4]], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("shape", [(1, 1), (2, 2), (3, 3), (4, 4), (0, 4, 4), (1, 5, 5), (7, 8, 8),
+                                   (2, 3, 16, 16), (33, 33), (3, 64, 64), (2, 0, 0), (0, 1, 1)])
+def test_matches_numpy(dtype, shape):
+    rng = np.random.default_rng(sum(shape))
+    x = well_conditioned(rng, shape, dtype)
+    y = run_inverse(x)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    expect = np.linalg.inv(x.astype(np.float64)) if x.size else x.astype(np.float64)
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(y.astype(np.float64), expect, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("n", range(1, 65))
+def test_every_size_up_to_64(n):
+    rng = np.random.default_rng(n)
+    x = well_conditioned(rng, (3, n, n), np.float64)
+    np.testing.assert_allclose(run_inverse(x), np.linalg.inv(x), rtol=1e-9, atol=1e-12)
+
+
+def test_needs_pivoting():
+    x = np.array([[0, 1, 2], [1, 0, 3], [4, -3, 8]], np.float64)  # zero first pivot
+    np.testing.assert_allclose(run_inverse(x), np.linalg.inv(x), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_singular_gives_non_finite_and_session_survives(dtype):
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    sess = session(Inverse, dom, {"X": (dtype, ["b", 3, 3])})
+    singular = np.array([[[1, 2, 3], [2, 4, 6], [0, 1, 1]], [[0] * 3] * 3], dtype)
+    y = sess.run(None, {"X": singular})[0]
+    assert not np.isfinite(y[0]).all() and not np.isfinite(y[1]).all()
+    good = np.eye(3, dtype=dtype)[None] * 2
+    np.testing.assert_allclose(sess.run(None, {"X": good})[0], good / 4)
+
+
+@pytest.mark.parametrize("shape, expect", [((3,), "has shape (3)"), ((2, 3), "has shape (2, 3)"),
+                                           ((4, 2, 3), "has shape (4, 2, 3)"), ((), "has shape ()")])
+def test_bad_shapes_are_ort_errors_naming_op_and_shape(shape, expect):
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    sess = session(Inverse, dom, {"X": (np.float32, None)})  # unknown rank: checked at run time
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument) as e:
+        sess.run(None, {"X": np.ones(shape, np.float32)})
+    msg = str(e.value)
+    assert "Inverse (node 'n0')" in msg and "input X" in msg and expect in msg and "(..., N, N)" in msg
+    np.testing.assert_allclose(sess.run(None, {"X": np.eye(2, dtype=np.float32)})[0], np.eye(2))
+
+
+def test_takes_precedence_over_builtin_contrib_inverse():
+    # ORT's own com.microsoft Inverse would not give our message: our kernel is the one that ran.
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    sess = session(Inverse, dom, {"X": (np.float32, None)})
+    with pytest.raises(Exception, match=r"Inverse \(node 'n0'\): input X has shape \(2, 3\)"):
+        sess.run(None, {"X": np.ones((2, 3), np.float32)})
+
+
+def test_any_other_domain_where_only_ours_runs():
+    x = well_conditioned(np.random.default_rng(1), (5, 6, 6), np.float32)
+    np.testing.assert_allclose(run_inverse(x, domain="org.example"), np.linalg.inv(x), rtol=1e-4, atol=1e-5)
+    model = make_model(Inverse, "org.example", {"X": x})
+    with pytest.raises(Exception, match="org.example"):  # without ortcustom ORT knows no such op
+        ort.InferenceSession(model.SerializeToString(), providers=CPU)
+
+
+def test_output_shape_inferred_at_session_creation():
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    model = make_model(Inverse, dom, {"X": (np.float32, ["batch", 5, 5])})
+    model.graph.output[0].type.tensor_type.ClearField("shape")  # leave it to ORT to infer
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(dom), providers=CPU)
+    assert sess.get_outputs()[0].shape == ["batch", 5, 5]
+
+
+def test_unaccepted_type_fails_at_session_creation_listing_accepted_types():
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    model = make_model(Inverse, dom, {"X": (np.int32, [2, 2])}, outputs={"Y": (np.int32, [2, 2])})
+    with pytest.raises(Exception) as e:
+        ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(dom), providers=CPU)
+    msg = str(e.value)
+    assert "Inverse (node 'n0')" in msg and "X: int32" in msg and "T in {float, double, float16}" in msg

@@ -1,0 +1,145 @@
+import gc
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortcustom
+from ortcustom import Domain, Input, Op, Output
+from ortcustom.ops import Inverse
+from ortcustom.testing import make_model
+
+from helpers import CPU, session, well_conditioned
+
+
+def test_add_returns_domain_and_lists_ops():
+    d = Domain("com.microsoft")
+    assert d.add(Inverse) is d
+    assert d.ops == (Inverse,) and d.name == "com.microsoft" and d.version == 1
+
+
+def test_add_same_op_twice_is_an_error():
+    d = Domain("a").add(Inverse)
+    with pytest.raises(ValueError, match="'Inverse' is already in domain 'a'"):
+        d.add(Inverse)
+
+
+def test_same_name_overlapping_versions_is_an_error():
+    other = Op("Inverse", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x)
+    with pytest.raises(ValueError, match=r"already has an op 'Inverse' for versions \[1, inf\]"):
+        Domain("a").add(Inverse, other)
+
+
+@pytest.mark.parametrize("name", ["", None, 3])
+def test_domain_needs_a_name(name):
+    with pytest.raises(ValueError, match="non-empty name"):
+        Domain(name)
+
+
+@pytest.mark.parametrize("version", [0, -1, 1.5, True])
+def test_domain_version(version):
+    with pytest.raises(ValueError, match="domain version"):
+        Domain("a", version=version)
+
+
+@pytest.mark.parametrize("thing", ["Inverse", Inverse.native, object(), None])
+def test_add_a_non_op_is_an_error(thing):
+    with pytest.raises(TypeError, match="takes ortcustom.Op declarations"):
+        Domain("a").add(thing)
+
+
+def test_register_errors():
+    with pytest.raises(TypeError, match="onnxruntime.SessionOptions"):
+        Domain("a").add(Inverse).register(object())
+    with pytest.raises(ValueError, match="has no ops"):
+        ortcustom.session_options(Domain("a"))
+    with pytest.raises(ValueError, match="distinct names"):
+        ortcustom.session_options(Domain("a").add(Inverse), Domain("a").add(Inverse))
+    with pytest.raises(ValueError, match="at least one"):
+        ortcustom.session_options()
+
+
+def test_register_into_existing_options():
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    assert Domain("org.example").add(Inverse).register(so) is so
+
+
+def test_two_domains_in_one_session():
+    from onnx import TensorProto, helper
+
+    from ortcustom.testing import for_runtime
+
+    a, b = Domain("org.a").add(Inverse), Domain("org.b").add(Inverse)
+    graph = helper.make_graph(
+        [helper.make_node("Inverse", ["X"], ["Y"], domain="org.a"),
+         helper.make_node("Inverse", ["Y"], ["Z"], domain="org.b")], "g",
+        [helper.make_tensor_value_info("X", TensorProto.DOUBLE, [3, 3])],
+        [helper.make_tensor_value_info("Z", TensorProto.DOUBLE, [3, 3])])
+    model = for_runtime(helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("org.a", 1), helper.make_opsetid("org.b", 1)]))
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(a, b), providers=CPU)
+    x = well_conditioned(np.random.default_rng(0), (3, 3), np.float64)
+    np.testing.assert_allclose(sess.run(None, {"X": x})[0], x, rtol=1e-12)
+
+
+def test_session_after_domain_is_garbage_collected():
+    d = Domain("org.gc").add(Inverse)
+    model = make_model(Inverse, d, {"X": (np.float32, [2, 2])})
+    so = ortcustom.session_options(d)
+    del d
+    gc.collect()
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=CPU)
+    np.testing.assert_allclose(sess.run(None, {"X": 2 * np.eye(2, dtype=np.float32)})[0], np.eye(2) / 2)
+
+
+def test_sessions_with_and_without_ortcustom_coexist():
+    from onnx import TensorProto, helper
+
+    from ortcustom.testing import for_runtime
+
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+    plain = for_runtime(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    s1 = ort.InferenceSession(plain.SerializeToString(), providers=CPU)
+    d = Domain("org.coexist").add(Inverse)
+    s2 = session(Inverse, d, {"X": (np.float32, [1, 1])})
+    s3 = ort.InferenceSession(plain.SerializeToString(), providers=CPU)
+    assert (s1.run(None, {"x": np.array([-1, 1], np.float32)})[0] == [0, 1]).all()
+    assert s2.run(None, {"X": np.array([[4]], np.float32)})[0][0, 0] == 0.25
+    assert (s3.run(None, {"x": np.array([-1, 2], np.float32)})[0] == [0, 2]).all()
+
+
+def test_library_path_given_directly_registers_builtins_in_domain_ortcustom():
+    so = ort.SessionOptions()
+    so.register_custom_ops_library(ortcustom.get_library_path())
+    model = make_model(Inverse, "ortcustom", {"X": (np.float32, [2, 2])})
+    sess = ort.InferenceSession(model.SerializeToString(), so, providers=CPU)
+    assert sess.run(None, {"X": 4 * np.eye(2, dtype=np.float32)})[0][1, 1] == 0.25
+
+
+def test_build_info():
+    b = ortcustom.build_info()
+    assert set(b) == {"version", "cuda", "cuda_archs", "ort_api_version", "min_ort_version"}
+    assert b["ort_api_version"] == 17 and b["min_ort_version"] == "1.17"
+    assert isinstance(b["cuda"], bool) and b["version"] == ortcustom.__version__
+
+
+def test_make_model_ir_version_is_accepted():
+    from ortcustom.testing import max_ir_version
+
+    model = make_model(Inverse, "org.x", {"X": (np.float32, [1, 1])})
+    assert model.ir_version <= max_ir_version()
+
+
+@pytest.mark.parametrize("cmd", ["info", "demo"])
+def test_cli(cmd):
+    out = subprocess.run([sys.executable, "-m", "ortcustom", cmd], capture_output=True, text=True, check=True)
+    assert "ortcustom" in out.stdout
+    if cmd == "info":
+        assert "onnxruntime found" in out.stdout and "Inverse" in out.stdout and "minimum onnxruntime: 1.17" in out.stdout
+    else:
+        assert out.stdout.rstrip().endswith("OK")
