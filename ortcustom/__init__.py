@@ -5,6 +5,7 @@
     so = ortcustom.session_options(ortcustom.Domain("com.microsoft").add(Inverse))
 """
 from ._build import BUILD as _BUILD
+from .reference import reference_ops
 from .registry import Attr, Domain, Input, Op, Output
 from .session import MIN_ORT_VERSION, get_library_path, register, session_options
 
@@ -24,5 +25,5 @@ def build_info() -> dict:
     }
 
 
-__all__ = ["Attr", "Domain", "Input", "Op", "Output", "build_info", "get_library_path", "register",
+__all__ = ["Attr", "Domain", "Input", "Op", "Output", "build_info", "get_library_path", "reference_ops", "register",
            "session_options", "MIN_ORT_VERSION", "__version__"]

@@ -78,6 +78,7 @@ include "_native_ops.pxi"
 include "_python_ops.pxi"
 include "_attributes.pxi"
 include "_shapes.pxi"
+include "_direct.pxi"
 
 
 cdef inline Binding* B(const OrtCustomOp* op) noexcept nogil:
@@ -217,6 +218,11 @@ cdef class _Binding:
                 b.out_min_arity, b.out_homogeneous = o.min_arity, o.homogeneous
         b.since = op.since
         b.until = op.until if op.until is not None else 0x7fffffff
+        if op.native is not None:
+            kinds = [a.kind for a in op.attrs]
+            if any(k not in ("int", "float") for k in kinds) or max(kinds.count("int"), kinds.count("float")) > MAX_NATIVE_ATTRS:
+                raise ValueError(f"op {op.name!r}: native kernels take up to {MAX_NATIVE_ATTRS} int and "
+                                 f"{MAX_NATIVE_ATTRS} float attributes, got {kinds}")
         if op.native is not None and types is not None:
             b.native = native_lookup(op.native)
             b.dtype = <ONNXTensorElementDataType><int>onnx_enum(next(iter(types.values()))) if types else ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
@@ -418,3 +424,35 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
         return NULL
     except BaseException as e:
         return status(api, ORT_FAIL, f"ortcustom: registering custom ops failed: {e!r}")
+
+
+def describe(domain):
+    """What ORT reads from each OrtCustomOp of `domain`, through the struct's own callbacks (for
+    tests and `python -m ortcustom info`): one dict per binding."""
+    cdef _Binding bnd
+    cdef const OrtCustomOp* op
+    cdef size_t i
+    out = []
+    for bnd in _bindings_for(domain.name, domain.ops):
+        op = &bnd.b.op
+        prov = op.GetExecutionProviderType(op)
+        out.append({
+            "name": op.GetName(op).decode(),
+            "version": op.version,
+            "provider": prov.decode() if prov != NULL else "CPUExecutionProvider",
+            "input_types": [name_of_enum(op.GetInputType(op, i)) if op.GetInputType(op, i) else "any"
+                            for i in range(op.GetInputTypeCount(op))],
+            "output_types": [name_of_enum(op.GetOutputType(op, i)) if op.GetOutputType(op, i) else "any"
+                             for i in range(op.GetOutputTypeCount(op))],
+            "input_memory": ["cpu" if op.GetInputMemoryType(op, i) == OrtMemTypeCPUInput else "default"
+                             for i in range(op.GetInputTypeCount(op))],
+            "input_kinds": [_KINDS[op.GetInputCharacteristic(op, i)] for i in range(op.GetInputTypeCount(op))],
+            "output_kinds": [_KINDS[op.GetOutputCharacteristic(op, i)] for i in range(op.GetOutputTypeCount(op))],
+            "since": op.GetStartVersion(op),
+            "until": op.GetEndVersion(op),
+            "type_guard": bool(bnd.b.guard),
+        })
+    return out
+
+
+_KINDS = {INPUT_OUTPUT_REQUIRED: "required", INPUT_OUTPUT_OPTIONAL: "optional", INPUT_OUTPUT_VARIADIC: "variadic"}

@@ -29,7 +29,7 @@ cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i)
 
 
 cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
-    """The attributes a shape rule may need, with defaults (None for a missing required one)."""
+    """The int and float attributes a shape rule may need, with defaults (None: required, absent)."""
     cdef const OrtOpAttr* a = NULL
     cdef size_t n = 0
     cdef int64_t i
@@ -47,6 +47,7 @@ cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
 
 
 cdef void infer_shapes(_Binding bnd, OrtShapeInferContext* ctx) except *:
+    from .inference import infer_outputs
     cdef const OrtApi* api = g_api
     cdef size_t n_in = 0, i, j
     cdef OrtTensorTypeAndShapeInfo* info
@@ -55,45 +56,25 @@ cdef void infer_shapes(_Binding bnd, OrtShapeInferContext* ctx) except *:
     op = bnd.op
     if api == NULL or not ok(api, api.ShapeInferContext_GetInputCount(ctx, &n_in)):
         return
-    types, shapes = {}, {}
-    for i in range(n_in):
-        t, dims_i = _input_shape(api, ctx, i)
-        decl = op.inputs[min(i, len(op.inputs) - 1)]
-        if decl.name not in shapes:
-            shapes[decl.name] = dims_i
-        if t is not None and decl.type not in types:
-            types[decl.type] = t
-    for decl in op.inputs:
-        shapes.setdefault(decl.name, None)
-    attrs = None
-    for i, o in enumerate(op.outputs):
-        if o.variadic or o.shape is None:
-            continue
-        elem = onnx_enum(o.type) if o.type not in op.types else types.get(o.type)
-        if elem is None:
-            continue
-        if isinstance(o.shape, str):
-            shape = shapes.get(o.shape)
-        else:
-            if attrs is None:
-                attrs = _shape_attrs(api, ctx, op)
-            shape = o.shape(shapes, attrs)
-        if shape is None or len(shape) > MAX_RANK:
-            continue
+    ins = [_input_shape(api, ctx, i) for i in range(n_in)]
+    outs = infer_outputs(op, [t for t, _ in ins], [s for _, s in ins], lambda: _shape_attrs(api, ctx, op))
+    for i, (elem, shape) in enumerate(outs):
+        if op.outputs[i].variadic or elem is None or shape is None or len(shape) > MAX_RANK:
+            continue  # the type alone is set by ORT from the matching binding
         keep = []
         for j, d in enumerate(shape):
             if isinstance(d, int):
                 dims[j] = d
                 names[j] = b""
             else:  # a symbol; an unknown dim needs a name of its own, or ORT writes it as -1
-                s = (d if d is not None else f"{op.name}_{o.name}_{j}").encode()
+                s = (d if d is not None else f"{op.name}_{op.outputs[i].name}_{j}").encode()
                 keep.append(s)
                 dims[j] = -1
                 names[j] = s
         info = NULL
         if not ok(api, api.CreateTensorTypeAndShapeInfo(&info)):
             return
-        if (ok(api, api.SetTensorElementType(info, <ONNXTensorElementDataType>elem)) and
+        if (ok(api, api.SetTensorElementType(info, <ONNXTensorElementDataType><int>elem)) and
                 ok(api, api.SetDimensions(info, dims, len(shape))) and
                 ok(api, api.SetSymbolicDimensions(info, names, len(shape)))):
             release(api, api.ShapeInferContext_SetOutputTypeShape(ctx, i, info))

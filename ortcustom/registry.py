@@ -208,6 +208,9 @@ class Domain:
                         f"domain {self.name!r} already has an op {op.name!r} for versions "
                         f"{_span(have)}, which overlaps {_span(op)}")
             self._ops.append(op)
+            from .schemas import register as register_schema
+
+            register_schema(op, self.name)  # so that onnx's checker and shape inference know it
         return self
 
     def register(self, so):

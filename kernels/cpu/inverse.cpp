@@ -136,44 +136,65 @@ static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
 // ------------------------------------------------------------------------------------------
 // Small matrices: N known at compile time, matrix on the stack.
 
+template <int N>
+struct Pow2Ceil {
+  enum { value = N <= 2 ? 2 : N <= 4 ? 4 : N <= 8 ? 8 : 16 };
+};
+
+// Rows are SIMD vectors of P >= N lanes (padding lanes stay 0). The multipliers of a step are
+// computed as one vector division of the pivot column by the pivot.
 template <class T, int N>
 static OC_ALWAYS_INLINE void gj_fixed(T* OC_RESTRICT a, int* OC_RESTRICT perm) {
-  for (int i = 0; i < N; ++i) perm[i] = i;
+  enum { P = Pow2Ceil<N>::value };
+  typedef typename ::oc::detail::Simd<T, P>::type R;
+  R rows[N];
+  for (int i = 0; i < N; ++i) {
+    T tmp[P];
+    for (int j = 0; j < P; ++j) tmp[j] = j < N ? a[i * N + j] : T(0);
+    memcpy(&rows[i], tmp, sizeof(R));
+    perm[i] = i;
+  }
+#pragma GCC unroll 16
   for (int k = 0; k < N; ++k) {
     // pivot: largest |a[i][k]| for i >= k (NaN never wins; all-NaN keeps k)
     int p = k;
-    T best = absval(a[k * N + k]);
+    T best = absval(rows[k][k]);
+#pragma GCC unroll 16
     for (int i = k + 1; i < N; ++i) {
-      T v = absval(a[i * N + k]);
+      T v = absval(rows[i][k]);
       bool gt = v > best;
       best = gt ? v : best;
       p = gt ? i : p;
     }
-    // unconditional swap of rows k and p (a no-op when p == k): no unpredictable branch
-    for (int j = 0; j < N; ++j) {
-      T t = a[k * N + j];
-      a[k * N + j] = a[p * N + j];
-      a[p * N + j] = t;
-    }
-    {
-      int t = perm[k];
+    {  // unconditional swap (a no-op when p == k): no unpredictable branch
+      R t = rows[k];
+      rows[k] = rows[p];
+      rows[p] = t;
+      int ti = perm[k];
       perm[k] = perm[p];
-      perm[p] = t;
+      perm[p] = ti;
     }
-    const T piv = a[k * N + k];
-    T rk[N];
-    T l[N];
-    for (int j = 0; j < N; ++j) rk[j] = a[k * N + j];
+    R rk = rows[k];
+    const T piv = rk[k];
+    R col = {};
+#pragma GCC unroll 16
+    for (int i = 0; i < N; ++i) col[i] = rows[i][k];
+    const R l = col / piv;  // true divisions: equal rows cancel exactly
     rk[k] = T(1);
-    for (int i = 0; i < N; ++i) l[i] = a[i * N + k] / piv;
-    // every row (row k too; it is overwritten below): a[i][k] becomes -l[i], the rest
+    // every row (row k too; overwritten below): a[i][k] becomes -l[i], the rest
     // a[i][j] - l[i] * a[k][j]
+#pragma GCC unroll 16
     for (int i = 0; i < N; ++i) {
-      a[i * N + k] = T(0);
-      for (int j = 0; j < N; ++j) a[i * N + j] -= l[i] * rk[j];
+      R r = rows[i];
+      r[k] = T(0);
+      rows[i] = r - l[i] * rk;
     }
-    const T inv = T(1) / piv;
-    for (int j = 0; j < N; ++j) a[k * N + j] = rk[j] * inv;
+    rows[k] = rk * (T(1) / piv);
+  }
+  for (int i = 0; i < N; ++i) {
+    T tmp[P];
+    memcpy(tmp, &rows[i], sizeof(R));
+    for (int j = 0; j < N; ++j) a[i * N + j] = tmp[j];
   }
 }
 
