@@ -79,6 +79,8 @@ cdef dict read_attributes(const OrtApi* api, const OrtKernelInfo* info, op):
     for a in op.attrs:
         name = a.name.encode()
         value = _read_attr(api, info, name, a.kind)
+        if value == () and _read_attr(api, info, name, "floats" if a.kind == "ints" else "ints"):
+            value = _MISSING  # ORT reads an array of the other kind as empty, not as an error
         if value is _MISSING:
             for other in ("int", "float", "string", "ints", "floats"):
                 if other != a.kind and _read_attr(api, info, name, other) is not _MISSING:

@@ -249,8 +249,8 @@ cdef class _Binding:
         b.op.GetEndVersion = cb_until
 
     cdef ONNXTensorElementDataType _elem(self, str t):
-        if self.types is None:  # the guard accepts anything, to report it
-            return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+        if self.types is None:  # the guard accepts any type of a constraint, to report it
+            return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED if t in self.op.types else <ONNXTensorElementDataType><int>onnx_enum(t)
         return <ONNXTensorElementDataType><int>onnx_enum(self.types.get(t, t))
 
     def __dealloc__(self):

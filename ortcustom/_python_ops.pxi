@@ -71,7 +71,8 @@ cdef OrtStatus* _python_compute(const Kernel* k, OrtKernelContext* ctx) except? 
     st = k.api.KernelContext_GetOutputCount(ctx, &n_out)
     if st != NULL:
         return st
-    if len(results) != n_out:
+    if len(results) < n_out or (len(results) > n_out and not all(
+            o.optional for o in op.outputs[n_out:len(results)])):
         raise _KernelError(f"the Python kernel returned {len(results)} outputs; the node has {n_out}")
     for i in range(n_out):
         last = min(i, len(op.outputs) - 1)  # extra outputs belong to a variadic last one

@@ -213,6 +213,12 @@ class Domain:
             register_schema(op, self.name)  # so that onnx's checker and shape inference know it
         return self
 
+    def at(self, version: int) -> "Domain":
+        """A domain of the same name with the ops valid at opset `version` (one per name)."""
+        d = Domain(self.name, version)
+        d._ops = [op for op in self._ops if op.since <= version and (op.until is None or version <= op.until)]
+        return d
+
     def register(self, so):
         """Adds this domain to an existing onnxruntime.SessionOptions; returns it."""
         from .session import register

@@ -42,6 +42,13 @@ def register(so, *domains: Domain):
             raise TypeError(f"expected ortcustom.Domain objects, got {d!r}")
         if not d.ops:
             raise ValueError(f"domain {d.name!r} has no ops")
+        names = [op.name for op in d.ops]
+        for name in sorted({n for n in names if names.count(n) > 1}):
+            spans = ", ".join(f"[{op.since}, {op.until or 'inf'}]" for op in d.ops if op.name == name)
+            # ORT makes one schema per custom op name and domain, from the first op registered
+            raise ValueError(
+                f"domain {d.name!r} declares op {name!r} for versions {spans}; ONNX Runtime takes one "
+                f"version of a custom op per domain: register domain.at(<the model's opset for {d.name!r}>)")
     names = [d.name for d in domains]
     if len(set(names)) != len(names):
         raise ValueError(f"domains must have distinct names, got {names}")

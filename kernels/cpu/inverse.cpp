@@ -198,6 +198,64 @@ static OC_ALWAYS_INLINE void gj_fixed(T* OC_RESTRICT a, int* OC_RESTRICT perm) {
   }
 }
 
+template <class T>
+struct IntOf;
+template <>
+struct IntOf<float> {
+  typedef int32_t type;
+};
+template <>
+struct IntOf<double> {
+  typedef int64_t type;
+};
+
+// 8 < N <= 16: rows padded to 16 lanes in a stack array, the step loop not unrolled (code
+// size); the row loops have constant length 16 and vectorize.
+template <class T, int N>
+static OC_ALWAYS_INLINE void gj_fixed_mid(T* OC_RESTRICT aio, int* OC_RESTRICT perm) {
+  enum { P = 16 };
+  alignas(64) T a[N][P];
+  alignas(64) T rk[P];
+  alignas(64) T l[P];
+  for (int i = 0; i < N; ++i) {
+    for (int j = 0; j < P; ++j) a[i][j] = j < N ? aio[i * N + j] : T(0);
+    perm[i] = i;
+  }
+  for (int k = 0; k < N; ++k) {
+    int p = k;
+    T best = absval(a[k][k]);
+    for (int i = k + 1; i < N; ++i) {
+      T v = absval(a[i][k]);
+      bool gt = v > best;
+      best = gt ? v : best;
+      p = gt ? i : p;
+    }
+    for (int j = 0; j < P; ++j) {
+      T t = a[k][j];
+      a[k][j] = a[p][j];
+      a[p][j] = t;
+    }
+    {
+      int ti = perm[k];
+      perm[k] = perm[p];
+      perm[p] = ti;
+    }
+    const T piv = a[k][k];
+    for (int i = 0; i < N; ++i) l[i] = a[i][k] / piv;  // true divisions
+    for (int j = 0; j < P; ++j) rk[j] = a[k][j];
+    for (int i = 0; i < N; ++i) {
+      const T li = l[i];
+      for (int j = 0; j < P; ++j) a[i][j] -= li * rk[j];
+      a[i][k] = -li;
+    }
+    rk[k] = T(1);
+    const T inv = T(1) / piv;
+    for (int j = 0; j < P; ++j) a[k][j] = rk[j] * inv;
+  }
+  for (int i = 0; i < N; ++i)
+    for (int j = 0; j < N; ++j) aio[i * N + j] = a[i][j];
+}
+
 template <class S, class T, int N>
 static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int64_t b0,
                                 int64_t b1) {
@@ -206,7 +264,10 @@ static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int
   for (int64_t b = b0; b < b1; ++b) {
     const S* src = in + b * (N * N);
     for (int e = 0; e < N * N; ++e) a[e] = Conv<S, T>::load(src[e]);
-    gj_fixed<T, N>(a, perm);
+    if (N <= 8)
+      gj_fixed<T, N>(a, perm);
+    else
+      gj_fixed_mid<T, N>(a, perm);
     S* dst = out + b * (N * N);
     for (int i = 0; i < N; ++i)
       for (int m = 0; m < N; ++m) dst[i * N + perm[m]] = Conv<S, T>::store(a[i * N + m]);
