@@ -242,13 +242,12 @@ static OC_ALWAYS_INLINE void gj_fixed_mid(T* OC_RESTRICT aio, int* OC_RESTRICT p
     }
     const T piv = a[k][k];
     for (int i = 0; i < N; ++i) l[i] = a[i][k] / piv;  // true divisions
-    for (int j = 0; j < P; ++j) rk[j] = a[k][j];
+    // lane k is handled by selects, not scalar stores into rows that are reloaded as vectors
+    for (int j = 0; j < P; ++j) rk[j] = j == k ? T(1) : a[k][j];
     for (int i = 0; i < N; ++i) {
       const T li = l[i];
-      for (int j = 0; j < P; ++j) a[i][j] -= li * rk[j];
-      a[i][k] = -li;
+      for (int j = 0; j < P; ++j) a[i][j] = j == k ? -li : a[i][j] - li * rk[j];
     }
-    rk[k] = T(1);
     const T inv = T(1) / piv;
     for (int j = 0; j < P; ++j) a[k][j] = rk[j] * inv;
   }
