@@ -21,6 +21,7 @@ from ortcustom._ort cimport *
 from ortcustom._kernels cimport *
 
 import contextlib
+import threading
 
 from .types import onnx_enum, name_of_enum
 from .registry import coerce_attr, Op
@@ -353,35 +354,44 @@ cdef list kernel_input_types(const OrtApi* api, const OrtKernelInfo* info):
 # SessionOptions they were added to point at them. Keyed by content, so registering the same domain
 # again (into many SessionOptions) reuses the same structs and memory stays bounded.
 cdef dict _interned = {}
-_pending = None  # the domains the current register_custom_ops_library call is for
+_interning = threading.Lock()
+cdef dict _domains = {}  # (domain name, ops) -> OrtCustomOpDomain*, made by RegisterCustomOps
+# The domains the current register_custom_ops_library call on this thread is for: ORT calls
+# RegisterCustomOps synchronously, on the thread that asked.
+_pending = threading.local()
 
 
 def _bindings_for(str name, tuple ops):
     key = (name, ops)
-    got = _interned.get(key)
-    if got is None:
-        got = []
-        for op in ops:
-            bindings = op.type_bindings()
-            for types in bindings:
-                got.append(_Binding(op, types))
-            if op.types:  # last, so that ORT picks the exact bindings first
-                got.append(_Binding(op, None))
-        _interned[key] = got
+    with _interning:
+        got = _interned.get(key)
+        if got is None:
+            got = _interned[key] = _make_bindings(ops)
+    return got
+
+
+def _make_bindings(tuple ops):
+    """One binding per op and type binding, then the op's type guard."""
+    got = []
+    for op in ops:
+        for types in op.type_bindings():
+            got.append(_Binding(op, types))
+        if op.types:  # last, so that ORT picks the exact bindings first
+            got.append(_Binding(op, None))
     return got
 
 
 @contextlib.contextmanager
 def registering(domains):
-    """Makes RegisterCustomOps add `domains` while the block runs (the caller holds a lock)."""
-    global _pending
-    _pending = [(d.name, d.ops) for d in domains]
-    for name, ops in _pending:
+    """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
+    pending = [(d.name, d.ops) for d in domains]
+    for name, ops in pending:
         _bindings_for(name, ops)  # build them here, where errors are Python exceptions
+    _pending.domains = pending
     try:
         yield
     finally:
-        _pending = None
+        _pending.domains = None
 
 
 def native_kernels():
@@ -402,22 +412,23 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
     global g_api
     g_api = api
     try:
-        domains = _pending
+        domains = getattr(_pending, "domains", None)
         if domains is None:  # the path was given to ORT directly: the built-in ops, domain "ortcustom"
             from .ops import ALL
             domains = [("ortcustom", tuple(ALL))]
         for name, ops in domains:
-            bindings = _bindings_for(name, ops)
-            bname = name.encode()
-            dom = NULL
-            st = api.CreateCustomOpDomain(bname, &dom)
-            if st != NULL:
-                return st
-            # Never released: the options and every session made from them refer to it.
-            for bnd in bindings:
-                st = api.CustomOpDomain_Add(dom, &bnd.b.op)
+            dom = <OrtCustomOpDomain*><size_t>_domains.get((name, ops), 0)
+            if dom == NULL:
+                # Never released: options and every session made from them refer to it. One per
+                # distinct domain content, shared by every SessionOptions it is added to.
+                st = api.CreateCustomOpDomain(name.encode(), &dom)
                 if st != NULL:
                     return st
+                for bnd in _bindings_for(name, ops):
+                    st = api.CustomOpDomain_Add(dom, &bnd.b.op)
+                    if st != NULL:
+                        return st
+                _domains[(name, ops)] = <size_t>dom
             st = api.AddCustomOpDomain(options, dom)
             if st != NULL:
                 return st

@@ -5,13 +5,10 @@ exported `RegisterCustomOps`; the domains to add are handed over through `_custo
 """
 from __future__ import annotations
 
-import threading
-
 from . import _customop
 from .registry import Domain
 
 MIN_ORT_VERSION = "1.17"
-_lock = threading.Lock()
 
 
 def get_library_path() -> str:
@@ -53,9 +50,8 @@ def register(so, *domains: Domain):
     if len(set(names)) != len(names):
         raise ValueError(f"domains must have distinct names, got {names}")
     _check_ort_version(ort)
-    with _lock:  # one registration at a time: RegisterCustomOps reads what we hand over here
-        with _customop.registering(domains):
-            so.register_custom_ops_library(get_library_path())
+    with _customop.registering(domains):  # what RegisterCustomOps, called in there, adds
+        so.register_custom_ops_library(get_library_path())
     return so
 
 

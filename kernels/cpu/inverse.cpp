@@ -209,50 +209,84 @@ struct IntOf<double> {
   typedef int64_t type;
 };
 
-// 8 < N <= 16: rows padded to 16 lanes in a stack array, the step loop not unrolled (code
-// size); the row loops have constant length 16 and vectorize.
+template <class T>
+struct VecT {
+  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
+  typedef typename ::oc::detail::Simd<T, W>::type type;
+};
+
+// 8 < N <= 16: rows padded to 16 lanes, held as native SIMD vectors; the step loop is not
+// unrolled (code size), lane k is handled with bit-mask selects (no scalar stores into rows
+// that are reloaded as vectors), the multipliers are one vector division per vector.
 template <class T, int N>
 static OC_ALWAYS_INLINE void gj_fixed_mid(T* OC_RESTRICT aio, int* OC_RESTRICT perm) {
-  enum { P = 16 };
-  alignas(64) T a[N][P];
-  alignas(64) T rk[P];
-  alignas(64) T l[P];
+  typedef typename VecT<T>::type V;
+  typedef typename IntOf<T>::type I;
+  enum { VW = VecT<T>::W, P = 16, NV = 16 / VecT<T>::W };
+  typedef typename ::oc::detail::Simd<I, VW>::type MI;
+  V a[N][NV];
+  MI iota[NV];
+  for (int v = 0; v < NV; ++v)
+    for (int j = 0; j < VW; ++j) iota[v][j] = (I)(v * VW + j);
   for (int i = 0; i < N; ++i) {
-    for (int j = 0; j < P; ++j) a[i][j] = j < N ? aio[i * N + j] : T(0);
+    alignas(64) T tmp[P];
+    for (int j = 0; j < P; ++j) tmp[j] = j < N ? aio[i * N + j] : T(0);
+    memcpy(&a[i][0], tmp, sizeof(tmp));
     perm[i] = i;
   }
+  const V one = V{} + T(1);
   for (int k = 0; k < N; ++k) {
+    const int kv = k / VW, kl = k % VW;
     int p = k;
-    T best = absval(a[k][k]);
+    T best = absval(a[k][kv][kl]);
     for (int i = k + 1; i < N; ++i) {
-      T v = absval(a[i][k]);
+      T v = absval(a[i][kv][kl]);
       bool gt = v > best;
       best = gt ? v : best;
       p = gt ? i : p;
     }
-    for (int j = 0; j < P; ++j) {
-      T t = a[k][j];
-      a[k][j] = a[p][j];
-      a[p][j] = t;
+    for (int v = 0; v < NV; ++v) {
+      V t = a[k][v];
+      a[k][v] = a[p][v];
+      a[p][v] = t;
     }
     {
       int ti = perm[k];
       perm[k] = perm[p];
       perm[p] = ti;
     }
-    const T piv = a[k][k];
-    for (int i = 0; i < N; ++i) l[i] = a[i][k] / piv;  // true divisions
-    // lane k is handled by selects, not scalar stores into rows that are reloaded as vectors
-    for (int j = 0; j < P; ++j) rk[j] = j == k ? T(1) : a[k][j];
+    const T piv = a[k][kv][kl];
+    alignas(64) T colv[P];
+    for (int i = 0; i < P; ++i) colv[i] = i < N ? a[i < N ? i : 0][kv][kl] : T(0);
+    alignas(64) T l[P];
+    for (int v = 0; v < NV; ++v) {
+      V c;
+      memcpy(&c, colv + v * VW, sizeof(V));
+      c = c / piv;  // true divisions: equal rows cancel exactly
+      memcpy(l + v * VW, &c, sizeof(V));
+    }
+    MI mk[NV];
+    V rk[NV];
+    for (int v = 0; v < NV; ++v) {
+      mk[v] = (iota[v] == (I)k);
+      rk[v] = (V)(((MI)a[k][v] & ~mk[v]) | ((MI)one & mk[v]));
+    }
     for (int i = 0; i < N; ++i) {
       const T li = l[i];
-      for (int j = 0; j < P; ++j) a[i][j] = j == k ? -li : a[i][j] - li * rk[j];
+      const MI nl = (MI)(V{} - li);
+      for (int v = 0; v < NV; ++v) {
+        const V r = a[i][v] - li * rk[v];
+        a[i][v] = (V)(((MI)r & ~mk[v]) | (nl & mk[v]));
+      }
     }
     const T inv = T(1) / piv;
-    for (int j = 0; j < P; ++j) a[k][j] = rk[j] * inv;
+    for (int v = 0; v < NV; ++v) a[k][v] = rk[v] * inv;
   }
-  for (int i = 0; i < N; ++i)
-    for (int j = 0; j < N; ++j) aio[i * N + j] = a[i][j];
+  for (int i = 0; i < N; ++i) {
+    alignas(64) T tmp[P];
+    memcpy(tmp, &a[i][0], sizeof(tmp));
+    for (int j = 0; j < N; ++j) aio[i * N + j] = tmp[j];
+  }
 }
 
 template <class S, class T, int N>
@@ -290,12 +324,6 @@ static void inverse_fixed(const S* in, S* out, int64_t batch, const oc_parallel&
 // General n: blocked Gauss-Jordan on a dense row-major n x n matrix `a` (computed in place).
 
 enum : int64_t { kLeaf = 16, kPanel = 128, kMR = 6, kMaxInnerTasks = 64 };
-
-template <class T>
-struct VecT {
-  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
-  typedef typename ::oc::detail::Simd<T, W>::type type;
-};
 
 template <class T>
 struct Work {
