@@ -1,4 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+# (wraparound=False: never index with a negative number in these files)
 """The glue between ONNX Runtime and our kernels.
 
 Each (op declaration, type binding) becomes one `OrtCustomOp` struct whose callbacks are the cdef
@@ -225,7 +226,7 @@ cdef class _Binding:
                 raise ValueError(f"op {op.name!r}: native kernels take up to {MAX_NATIVE_ATTRS} int and "
                                  f"{MAX_NATIVE_ATTRS} float attributes, got {kinds}")
         if op.native is not None and types is not None:
-            b.native = native_lookup(op.native)
+            b.native = native_lookup(op.native, provider == CUDA_PROVIDER)
             b.dtype = <ONNXTensorElementDataType><int>onnx_enum(next(iter(types.values()))) if types else ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
 
         b.op.version = OP_VERSION
@@ -370,12 +371,19 @@ def _bindings_for(str name, tuple ops):
     return got
 
 
+CUDA_PROVIDER = "CUDAExecutionProvider"
+
+
 def _make_bindings(tuple ops):
-    """One binding per op and type binding, then the op's type guard."""
+    """Per op: one binding per type binding (CPU, and CUDA for native kernels when built), then
+    the type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel for)."""
     got = []
     for op in ops:
         for types in op.type_bindings():
             got.append(_Binding(op, types))
+        if op.native is not None and ORTCUSTOM_CUDA:
+            for types in op.type_bindings():
+                got.append(_Binding(op, types, CUDA_PROVIDER))
         if op.types:  # last, so that ORT picks the exact bindings first
             got.append(_Binding(op, None))
     return got

@@ -1,5 +1,128 @@
-# The kernels called directly on NumPy arrays (host memory), without ONNX Runtime: for the
-# torch.library ops and for benchmarks. Same kernels as in a session; runs on the calling thread.
+# The kernels called directly, without ONNX Runtime: for the torch.library ops, tests and
+# benchmarks. NumPy arrays (host memory) run the CPU kernels on the calling thread; arrays with
+# __cuda_array_interface__ (CuPy, torch CUDA tensors) run the CUDA kernels on a stream: the one
+# given, else the array library's current stream. Same kernels as in a session.
+
+_CUDA_DTYPES = {"<f4": 0, "<f8": 1, "<f2": 2}
+
+
+cdef tuple _cuda_operand(x, str op, str name):
+    """(device pointer, shape, kind) of a C-contiguous float array on the GPU."""
+    cai = x.__cuda_array_interface__
+    kind = _CUDA_DTYPES.get(cai["typestr"])
+    if kind is None:
+        raise TypeError(f"{op}: {name} has type {cai['typestr']}; accepts float32, float64, float16")
+    shape = tuple(cai["shape"])
+    strides = cai.get("strides")
+    if strides is not None:
+        item = (4, 8, 2)[kind]
+        expect, acc = [], item
+        for d in reversed(shape):
+            expect.append(acc)
+            acc *= d
+        if tuple(reversed(expect)) != tuple(strides) and 0 not in shape:
+            raise ValueError(f"{op}: {name} must be C-contiguous")
+    return cai["data"][0], shape, kind
+
+
+cdef object _cuda_out(x, out, str op):
+    if out is None:
+        mod = type(x).__module__.split(".")[0]
+        if mod == "cupy":
+            import cupy
+            return cupy.empty_like(x)
+        if mod == "torch":
+            return x.new_empty(x.shape)
+        raise ValueError(f"{op}: give out= for a GPU array of type {type(x).__name__}")
+    return out
+
+
+cdef size_t _cuda_stream(x, stream) except? 0:
+    if stream is not None:
+        return <size_t>int(stream)
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+        return <size_t>cupy.cuda.get_current_stream().ptr
+    if mod == "torch":
+        import torch
+        return <size_t>torch.cuda.current_stream(x.device).cuda_stream
+    return 0
+
+
+cdef void _cuda_check(int err, str op) except *:
+    if err != 0:
+        raise RuntimeError(f"{op}: CUDA kernel launch failed: {oc_cuda_error_string(err).decode()} ({err})")
+
+
+cdef object _inverse_cuda(x, out, stream):
+    if not ORTCUSTOM_CUDA:
+        raise RuntimeError("Inverse: this ortcustom was built without CUDA")
+    out = _cuda_out(x, out, "Inverse")
+    xp, shape, kind = _cuda_operand(x, "Inverse", "X")
+    yp, oshape, okind = _cuda_operand(out, "Inverse", "out")
+    if oshape != shape or okind != kind:
+        raise ValueError(f"Inverse: out must match X's shape {shape} and type")
+    if len(shape) < 2 or shape[len(shape) - 1] != shape[len(shape) - 2]:
+        raise ValueError(f"Inverse: X has shape {shape}; expected (..., N, N)")
+    cdef int64_t n = shape[len(shape) - 1], size = 1
+    for d in shape:
+        size *= d
+    if size == 0:
+        return out
+    cdef void* s = <void*>_cuda_stream(x, stream)
+    cdef const void* xv = <const void*><size_t>xp
+    cdef void* yv = <void*><size_t>yp
+    if kind == 0:
+        _cuda_check(oc_cuda_inverse_f32(<const float*>xv, <float*>yv, size // (n * n), n, s), "Inverse")
+    elif kind == 1:
+        _cuda_check(oc_cuda_inverse_f64(<const double*>xv, <double*>yv, size // (n * n), n, s), "Inverse")
+    else:
+        _cuda_check(oc_cuda_inverse_f16(<const uint16_t*>xv, <uint16_t*>yv, size // (n * n), n, s), "Inverse")
+    return out
+
+
+cdef object _group_norm_cuda(x, int64_t groups, scale, bias, double epsilon, out, stream):
+    if not ORTCUSTOM_CUDA:
+        raise RuntimeError("GroupNorm: this ortcustom was built without CUDA")
+    out = _cuda_out(x, out, "GroupNorm")
+    xp, shape, kind = _cuda_operand(x, "GroupNorm", "X")
+    yp, oshape, okind = _cuda_operand(out, "GroupNorm", "out")
+    if oshape != shape or okind != kind:
+        raise ValueError(f"GroupNorm: out must match X's shape {shape} and type")
+    if len(shape) < 2:
+        raise ValueError(f"GroupNorm: X has shape {shape}; expected (N, C, ...)")
+    cdef int64_t N = shape[0], C = shape[1], S = 1
+    for d in shape[2:]:
+        S *= d
+    if groups <= 0 or C % groups:
+        raise ValueError(f"GroupNorm: num_groups must be positive and divide the {C} channels, got {groups}")
+    if epsilon < 0:
+        raise ValueError(f"GroupNorm: epsilon must be >= 0, got {epsilon}")
+    ptrs = []
+    for name, p in (("scale", scale), ("bias", bias)):
+        if p is None:
+            ptrs.append(0)
+            continue
+        pp, pshape, pkind = _cuda_operand(p, "GroupNorm", name)
+        if pshape != (C,) or pkind != kind:
+            raise ValueError(f"GroupNorm: {name} must have shape ({C},) and X's type")
+        ptrs.append(pp)
+    if N * C * S == 0:
+        return out
+    cdef void* s = <void*>_cuda_stream(x, stream)
+    cdef const void* xv = <const void*><size_t>xp
+    cdef const void* sv = <const void*><size_t>ptrs[0]
+    cdef const void* bv = <const void*><size_t>ptrs[1]
+    cdef void* yv = <void*><size_t>yp
+    if kind == 0:
+        err = oc_cuda_group_norm_f32(<const float*>xv, <const float*>sv, <const float*>bv, <float*>yv, N, C, S, groups, epsilon, s)
+    elif kind == 1:
+        err = oc_cuda_group_norm_f64(<const double*>xv, <const double*>sv, <const double*>bv, <double*>yv, N, C, S, groups, epsilon, s)
+    else:
+        err = oc_cuda_group_norm_f16(<const uint16_t*>xv, <const uint16_t*>sv, <const uint16_t*>bv, <uint16_t*>yv, N, C, S, groups, epsilon, s)
+    _cuda_check(err, "GroupNorm")
+    return out
 
 cdef object _prepare(x, out, str op):
     x = np.ascontiguousarray(x)
@@ -13,14 +136,17 @@ cdef object _prepare(x, out, str op):
     return x, out
 
 
-def inverse(x, out=None):
-    """Inverse of each (..., N, N) matrix of `x` (float32/64/16), into `out` if given."""
+def inverse(x, out=None, stream=None):
+    """Inverse of each (..., N, N) matrix of `x` (float32/64/16), into `out` if given. `x` on a
+    GPU (CuPy, torch): the CUDA kernel, on `stream` (default: the library's current stream)."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return _inverse_cuda(x, out, stream)
     x, out = _prepare(x, out, "Inverse")
-    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+    if x.ndim < 2 or x.shape[x.ndim - 1] != x.shape[x.ndim - 2]:
         raise ValueError(f"Inverse: X has shape {x.shape}; expected (..., N, N)")
     if x.size == 0:
         return out
-    cdef int64_t n = x.shape[-1], batch = x.size // (n * n)
+    cdef int64_t n = x.shape[x.ndim - 1], batch = x.size // (n * n)
     cdef cnp.ndarray xa = x, oa = out
     cdef void* xp = cnp.PyArray_DATA(xa)
     cdef void* op = cnp.PyArray_DATA(oa)
@@ -35,8 +161,11 @@ def inverse(x, out=None):
     return out
 
 
-def group_norm(x, int num_groups, scale=None, bias=None, double epsilon=1e-5, out=None):
-    """Group normalization of `x` (N, C, ...) like torch.nn.functional.group_norm, into `out` if given."""
+def group_norm(x, int num_groups, scale=None, bias=None, double epsilon=1e-5, out=None, stream=None):
+    """Group normalization of `x` (N, C, ...) like torch.nn.functional.group_norm, into `out` if
+    given. `x` on a GPU (CuPy, torch): the CUDA kernel, on `stream` as for `inverse`."""
+    if hasattr(x, "__cuda_array_interface__"):
+        return _group_norm_cuda(x, num_groups, scale, bias, epsilon, out, stream)
     x, out = _prepare(x, out, "GroupNorm")
     if x.ndim < 2:
         raise ValueError(f"GroupNorm: X has shape {x.shape}; expected (N, C, ...)")

@@ -1,0 +1,46 @@
+"""ortcustom.kernels: the compiled kernels called on NumPy arrays, without ONNX Runtime."""
+import numpy as np
+import pytest
+
+from ortcustom import kernels
+from ortcustom.ops import GroupNorm, Inverse
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-4), (np.float64, 1e-10), (np.float16, 2e-2)])
+def test_inverse(dtype, tol):
+    x = (np.random.default_rng(0).standard_normal((3, 2, 7, 7)) + 7 * np.eye(7)).astype(dtype)
+    out = np.empty_like(x)
+    assert kernels.inverse(x, out=out) is out
+    np.testing.assert_allclose(out.astype(np.float64), Inverse.reference(x).astype(np.float64), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(kernels.inverse(x), out)
+
+
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 1e-2)])
+def test_group_norm(dtype, tol):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 6, 5, 3)).astype(dtype)
+    s, b = rng.standard_normal(6).astype(dtype), rng.standard_normal(6).astype(dtype)
+    y = kernels.group_norm(x, 3, s, b, epsilon=1e-3)
+    ref = GroupNorm.reference(x, np.array(3), s, b, epsilon=1e-3)
+    np.testing.assert_allclose(y.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_non_contiguous_input_is_taken_and_empty_is_fine():
+    x = (np.random.default_rng(2).standard_normal((4, 4, 2)) + 4 * np.eye(4)[..., None]).astype(np.float32)
+    view = x[..., 0]  # strided
+    np.testing.assert_allclose(kernels.inverse(view), np.linalg.inv(view), rtol=1e-4, atol=1e-5)
+    assert kernels.inverse(np.ones((0, 3, 3), np.float32)).shape == (0, 3, 3)
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: kernels.inverse(np.ones((2, 3), np.float32)), r"X has shape \(2, 3\); expected"),
+    (lambda: kernels.inverse(np.ones((2, 2), np.int32)), "accepts float32, float64, float16"),
+    (lambda: kernels.inverse(np.ones((2, 2), np.float32), out=np.ones((2, 2))), "out must be"),
+    (lambda: kernels.group_norm(np.ones((2, 6), np.float32), 4), "divide the 6 channels"),
+    (lambda: kernels.group_norm(np.ones((2, 6), np.float32), 3, np.ones(5)), r"scale has shape \(5,\)"),
+    (lambda: kernels.group_norm(np.ones((2, 6), np.float32), 3, epsilon=-1), "epsilon must be >= 0"),
+    (lambda: kernels.group_norm(np.ones(6, np.float32), 3), r"expected \(N, C, ...\)"),
+])
+def test_errors(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
