@@ -289,7 +289,7 @@ cdef class _Binding:
         else:
             from .types import numpy_dtype
             out_dtypes = tuple(numpy_dtype(self.types.get(o.type, o.type)) for o in self.op.outputs)
-            state = (self.op, attrs, out_dtypes)
+            state = (self.op, attrs, out_dtypes, python_plan(self.op))
             Py_INCREF(state)
             k.py = <PyObject*>state
         out[0] = k
@@ -375,13 +375,14 @@ CUDA_PROVIDER = "CUDAExecutionProvider"
 
 
 def _make_bindings(tuple ops):
-    """Per op: one binding per type binding (CPU, and CUDA for native kernels when built), then
+    """Per op: one binding per type binding (CPU, and CUDA for native kernels when built and for
+    Python kernels declared cuda=True), then
     the type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel for)."""
     got = []
     for op in ops:
         for types in op.type_bindings():
             got.append(_Binding(op, types))
-        if op.native is not None and ORTCUSTOM_CUDA:
+        if (op.native is not None and ORTCUSTOM_CUDA) or op.cuda:  # op.cuda: a CuPy kernel
             for types in op.type_bindings():
                 got.append(_Binding(op, types, CUDA_PROVIDER))
         if op.types:  # last, so that ORT picks the exact bindings first

@@ -68,7 +68,12 @@ def _fail(op: str, msg: str):
 @dataclass(frozen=True, eq=False)
 class Op:
     """One op declaration. Give `native` (the name of a kernel compiled into ortcustom) or
-    `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`)."""
+    `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`).
+
+    Python kernels get inputs as read-only NumPy views of ORT's memory (CuPy arrays on ORT's
+    stream for `cuda=True` ops run by the CUDA provider), valid during the call only. A function
+    with a keyword-only `out` parameter gets ORT's output buffers to fill (`out=(y0, ...)`) when
+    every output has `shape="<input name>"`; otherwise it returns its outputs, copied once."""
 
     name: str
     inputs: Sequence[Input]
@@ -80,6 +85,7 @@ class Op:
     reference: Callable | None = None
     since: int = 1
     until: int | None = None
+    cuda: bool = False
     doc: str = ""
 
     def __post_init__(self):
@@ -92,6 +98,9 @@ class Op:
         object.__setattr__(self, "types", {k: tuple(v) for k, v in dict(self.types).items()})
         if (self.native is None) == (self.compute is None):
             _fail(n, "give exactly one of native= (a compiled kernel) or compute= (a Python function)")
+        if self.cuda and self.compute is None:
+            _fail(n, "cuda=True is for Python kernels (compute=): the function then also gets CuPy "
+                     "arrays on ORT's CUDA stream when the node runs on CUDAExecutionProvider")
         if self.native is not None:
             from . import _customop
 
