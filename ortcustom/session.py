@@ -27,13 +27,11 @@ def _check_ort_version(ort) -> None:
 
 
 def register(so, *domains: Domain):
-    """Adds `domains` to the onnxruntime.SessionOptions `so`; returns `so`."""
+    """Adds `domains` to the onnxruntime.SessionOptions `so` (none: `so` as it is); returns `so`."""
     import onnxruntime as ort
 
     if not isinstance(so, ort.SessionOptions):
         raise TypeError(f"expected an onnxruntime.SessionOptions, got {type(so).__name__}")
-    if not domains:
-        raise ValueError("register needs at least one ortcustom.Domain")
     for d in domains:
         if not isinstance(d, Domain):
             raise TypeError(f"expected ortcustom.Domain objects, got {d!r}")
@@ -49,6 +47,8 @@ def register(so, *domains: Domain):
     names = [d.name for d in domains]
     if len(set(names)) != len(names):
         raise ValueError(f"domains must have distinct names, got {names}")
+    if not domains:
+        return so
     _check_ort_version(ort)
     with _customop.registering(domains):  # what RegisterCustomOps, called in there, adds
         so.register_custom_ops_library(get_library_path())

@@ -1,0 +1,254 @@
+"""Which PyTorch operator becomes which ortcustom op, in which ONNX domain.
+
+An `OpMapping` says: these torch ops (`aten::inverse`, `mynamespace::custom_group_norm`, ...)
+become a node `domain::name` that ortcustom's `op` runs; each torch argument feeds the op input or
+attribute of the name given in `args`. Both exporters are driven by it: the TorchScript symbolics
+(`symbolics.py`) and the dynamo translation table (`translation.py`) are built from mappings.
+"""
+from __future__ import annotations
+
+import dataclasses
+import threading
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import torch
+
+from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
+from ..registry import Domain, Op
+
+DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
+"""Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
+ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
+
+METADATA_KEY = "ortcustom.ops"  # model metadata: "domain::name=BuiltinOp;..." for domains()
+
+
+def _overload(torch_op) -> torch._ops.OpOverload:
+    """The OpOverload of a name ("ns::op" or "ns::op.overload"), packet, overload or custom_op."""
+    if isinstance(torch_op, torch._ops.OpOverload):
+        return torch_op
+    if isinstance(torch_op, torch._ops.OpOverloadPacket):
+        return torch_op.default
+    inner = getattr(torch_op, "_opoverload", None)  # torch.library.custom_op's CustomOpDef
+    if isinstance(inner, torch._ops.OpOverload):
+        return inner
+    if isinstance(torch_op, str):
+        if "::" not in torch_op:
+            raise ValueError(f"a torch op name is 'namespace::name' (e.g. 'aten::inverse'), got {torch_op!r}")
+        ns, rest = torch_op.split("::", 1)
+        name, _, overload = rest.partition(".")
+        try:
+            return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+        except (AttributeError, RuntimeError) as e:
+            raise ValueError(f"no PyTorch operator {torch_op!r} is registered (define or import it "
+                             f"before mapping it)") from e
+    raise TypeError(f"expected a torch op (a name 'ns::op', torch.ops.ns.op[.overload] or a "
+                    f"torch.library.custom_op), got {torch_op!r}")
+
+
+def _qualified(overload: torch._ops.OpOverload) -> str:
+    return overload._schema.name  # "aten::group_norm" (no overload name)
+
+
+def _is_tensor(arg) -> bool:
+    t = arg.type
+    if t.kind() == "OptionalType":
+        t = t.getElementType()
+    return t.kind() == "TensorType"
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Where one torch argument goes: an op input (`index` into op.inputs), an attribute, or nowhere."""
+
+    torch_name: str
+    tensor: bool  # the torch argument is a Tensor (or Tensor?)
+    kind: str  # "input", "attr" or "drop"
+    target: str | None = None
+    index: int = -1  # input position
+    attr_kind: str | None = None
+    elem_type: str | None = None  # for a scalar feeding an input: its fixed element type
+    has_default: bool = False
+    default: object = None
+
+
+class OpMapping:
+    """Torch ops -> the ortcustom op `op`, as node `domain::name` (name: `op.name` by default).
+
+    `args`: for each argument of the torch op, in order, the name of the op input or attribute it
+    feeds, or None to drop it (and arguments past the end of `args` are dropped). A Tensor argument
+    feeds an input; a scalar argument (int, float, bool, str, lists) feeds the attribute of that
+    name if the op has one, else an input of a fixed element type (made a constant tensor). By
+    default: the op's inputs, then its attributes, in declaration order.
+    """
+
+    def __init__(self, torch_ops, op: Op, domain: str, *, name: str | None = None,
+                 args: Sequence[str | None] | None = None, version: int = 1):
+        if not isinstance(op, Op):
+            raise TypeError(f"expected an ortcustom.Op, got {op!r}")
+        if isinstance(torch_ops, (str, torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or hasattr(
+                torch_ops, "_opoverload"):
+            torch_ops = [torch_ops]
+        self.overloads: tuple[torch._ops.OpOverload, ...] = tuple(_overload(t) for t in torch_ops)
+        if not self.overloads:
+            raise ValueError("an OpMapping needs at least one torch op")
+        Domain(domain)  # validates the name (not ONNX's own domains)
+        self.domain = domain
+        self.version = version
+        self.name = name or op.name
+        self.base = op
+        # the declaration ORT registers: the op itself, or a copy under the node's name
+        self.op = op if self.name == op.name else dataclasses.replace(op, name=self.name)
+        self.args = None if args is None else tuple(args)
+        self.bindings = {ov: self._bind(ov) for ov in self.overloads}
+        _remember(self)
+
+    @property
+    def torch_names(self) -> tuple[str, ...]:
+        """Qualified names of the torch ops ("aten::inverse"), as the TorchScript exporter knows them."""
+        return tuple(_qualified(ov) for ov in self.overloads)
+
+    @property
+    def node(self) -> str:
+        return f"{self.domain}::{self.name}"
+
+    def _bind(self, ov) -> tuple[Binding, ...]:
+        op, schema = self.op, ov._schema
+        torch_args = list(schema.arguments)
+        if len(schema.returns) != 1:
+            raise ValueError(f"{schema.name} returns {len(schema.returns)} values; ortcustom.export maps ops "
+                             f"with one Tensor result")
+        targets = self.args
+        if targets is None:
+            targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
+        if len(targets) > len(torch_args):
+            raise ValueError(f"args names {len(targets)} targets but {schema.name} has {len(torch_args)} "
+                             f"arguments: {schema}")
+        inputs = {i.name: n for n, i in enumerate(op.inputs)}
+        attrs = {a.name: a for a in op.attrs}
+        out, fed_inputs, fed_attrs = [], set(), set()
+        for n, arg in enumerate(torch_args):
+            target = targets[n] if n < len(targets) else None
+            tensor = _is_tensor(arg)
+            common = dict(torch_name=arg.name, tensor=tensor, has_default=arg.has_default_value(),
+                          default=arg.default_value if arg.has_default_value() else None)
+            where = f"{schema.name} argument {arg.name!r} ({arg.type})"
+            if target is None:
+                out.append(Binding(kind="drop", **common))
+                continue
+            if not tensor and target in attrs:
+                a = attrs[target]
+                out.append(Binding(kind="attr", target=target, attr_kind=a.kind, **common))
+                fed_attrs.add(target)
+            elif target in inputs:
+                decl = op.inputs[inputs[target]]
+                elem = None
+                if not tensor:
+                    if decl.type in op.types:
+                        raise ValueError(f"{where} is a scalar; it can feed only an input of a fixed element "
+                                         f"type, and {op.name}'s input {target!r} has type {decl.type!r}")
+                    elem = decl.type
+                out.append(Binding(kind="input", target=target, index=inputs[target], elem_type=elem, **common))
+                fed_inputs.add(target)
+            elif target in attrs:
+                raise ValueError(f"{where} is a Tensor; it cannot feed attribute {target!r} of {op.name}")
+            else:
+                raise ValueError(f"{where}: {op.name} has no input or attribute {target!r}; inputs "
+                                 f"{list(inputs)}, attributes {list(attrs)}")
+        missing = [i.name for i in op.inputs if not i.optional and i.name not in fed_inputs]
+        missing += [a.name for a in op.attrs if a.required and a.name not in fed_attrs]
+        if missing:
+            raise ValueError(f"mapping {schema.name} to {self.node}: nothing feeds {op.name}'s required {missing}")
+        return tuple(out)
+
+    def __repr__(self):
+        return f"OpMapping({list(self.torch_names)} -> {self.node}, op={self.base.name})"
+
+
+_lock = threading.Lock()
+_known: dict[tuple[str, str], Op] = {}  # (domain, node op_type) -> the Op that runs it
+
+
+def _remember(m: OpMapping) -> None:
+    with _lock:
+        _known[(m.domain, m.name)] = m.op
+
+
+def known_op(domain: str, name: str) -> Op | None:
+    """The ortcustom Op that a node `domain::name` made by some mapping of this process runs."""
+    with _lock:
+        return _known.get((domain, name))
+
+
+def map_op(torch_op, op: Op, *, domain: str, name: str | None = None,
+           args: Sequence[str | None] | None = None, version: int = 1) -> OpMapping:
+    """Maps a torch op (e.g. your `torch.library.custom_op` "mynamespace::custom_group_norm") to the
+    ortcustom op `op`, as node `domain::name`. Pass the result in `export(..., ops=[...])`."""
+    return OpMapping(torch_op, op, domain, name=name, args=args, version=version)
+
+
+def inverse(domain: str | None = None) -> OpMapping:
+    """aten::inverse and aten::linalg_inv (torch.inverse, torch.linalg.inv) -> Inverse."""
+    return OpMapping(["aten::inverse", "aten::linalg_inv"], Inverse, domain or DEFAULT_DOMAINS["Inverse"])
+
+
+def group_norm(domain: str | None = None) -> OpMapping:
+    """aten::group_norm (F.group_norm, nn.GroupNorm) -> GroupNorm (num_groups as attribute)."""
+    return OpMapping("aten::group_norm", GroupNorm, domain or DEFAULT_DOMAINS["GroupNorm"],
+                     args=("X", "num_groups", "scale", "bias", "epsilon", None))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm"."""
+
+DEFAULT_OPS = ("inverse",)
+
+
+def _torch_library_mapping(op: Op, domain: str) -> OpMapping:
+    from .. import torch_ops  # registers torch.ops.ortcustom.*
+
+    if op is Inverse:
+        return OpMapping(torch_ops.inverse, Inverse, domain)
+    if op is GroupNorm:
+        return OpMapping(torch_ops.group_norm, GroupNorm, domain,
+                         args=("X", "num_groups", "scale", "bias", "epsilon"))
+    raise ValueError(f"no torch.library op for {op!r}")  # pragma: no cover
+
+
+def resolve(ops: Iterable | None) -> list[OpMapping]:
+    """The mappings to export with: `ops` (OpMapping objects or built-in names, see BUILTIN), plus
+    torch.ops.ortcustom.* -> our ops, always (in the domain `ops` gives that op, else the default)."""
+    if ops is None:
+        ops = DEFAULT_OPS
+    if isinstance(ops, (str, OpMapping)):
+        ops = [ops]
+    out: list[OpMapping] = []
+    for item in ops:
+        if isinstance(item, str):
+            if item not in BUILTIN:
+                raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)} (or pass an "
+                                 f"ortcustom.export.OpMapping, e.g. from map_op)")
+            item = BUILTIN[item]()
+        if not isinstance(item, OpMapping):
+            raise TypeError(f"ops takes built-in names {sorted(BUILTIN)} and OpMapping objects, got {item!r}")
+        out.append(item)
+    seen: dict[str, OpMapping] = {}
+    for m in out:
+        for t in m.torch_names:
+            if t in seen and seen[t] is not m:
+                raise ValueError(f"{t} is mapped twice: to {seen[t].node} and to {m.node}")
+            seen[t] = m
+    for op in (Inverse, GroupNorm):
+        qual = f"ortcustom::{'inverse' if op is Inverse else 'group_norm'}"
+        if qual in seen:
+            continue
+        domain = next((m.domain for m in out if m.base is op and m.name == op.name), DEFAULT_DOMAINS[op.name])
+        out.append(_torch_library_mapping(op, domain))
+    return out
+
+
+def metadata(mappings: Iterable[OpMapping]) -> str:
+    """The METADATA_KEY value: each built-in-op node `domain::name` and the built-in op it runs."""
+    pairs = sorted({f"{m.domain}::{m.name}={m.base.name}" for m in mappings if m.base in BUILTIN_OPS})
+    return ";".join(pairs)

@@ -1,0 +1,163 @@
+"""TorchScript exporter (`torch.onnx.export(..., dynamo=False)`): symbolic functions from mappings.
+
+    from ortcustom.export import symbolics
+    with symbolics.registered(opset_version=17):          # aten::inverse, aten::linalg_inv, ortcustom::*
+        torch.onnx.export(model, args, f, dynamo=False, opset_version=17,
+                          custom_opsets=symbolics.custom_opsets())
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Iterable
+
+import torch
+
+from .mapping import OpMapping, resolve
+
+_ATTR_DESC = {"int": "i", "float": "f", "string": "s", "ints": "is", "floats": "fs"}
+_ONNX_ATTR_SUFFIX = {"int": "i", "float": "f", "string": "s", "ints": "i", "floats": "f"}
+_TORCH_DTYPES = {"int64": torch.int64, "int32": torch.int32, "float": torch.float32, "double": torch.float64,
+                 "float16": torch.float16, "bool": torch.bool, "int8": torch.int8, "uint8": torch.uint8}
+
+
+def _helper():
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
+    return symbolic_helper
+
+
+def symbolic(mapping: OpMapping, overload=None) -> Callable:
+    """The symbolic function `f(g, *args)` that emits `mapping`'s node for one of its torch ops."""
+    overload = overload or mapping.overloads[0]
+    bindings = mapping.bindings[overload]
+    op = mapping.op
+    qualified = f"{mapping.domain}::{mapping.name}"
+
+    def fn(g, *args):
+        h = _helper()
+        inputs = [None] * len(op.inputs)
+        attrs = {}
+        for b, v in zip(bindings, args):
+            if b.kind == "drop":
+                continue
+            if b.kind == "attr":
+                if h._is_none(v):
+                    continue  # not given: the op's default
+                value = h._get_const(v, _ATTR_DESC[b.attr_kind], b.torch_name)
+                if b.attr_kind == "float":
+                    value = float(value)
+                elif b.attr_kind == "int":
+                    value = int(value)
+                attrs[f"{b.target}_{_ONNX_ATTR_SUFFIX[b.attr_kind]}"] = value
+            elif h._is_none(v):
+                continue  # an absent optional input
+            elif b.elem_type is not None:  # a scalar feeding an input: a constant tensor
+                desc = "b" if b.elem_type == "bool" else ("f" if b.elem_type in ("float", "double", "float16") else "i")
+                value = h._maybe_get_const(v, desc)
+                if h._is_value(value):
+                    inputs[b.index] = g.op("Cast", v, to_i=_onnx_enum(b.elem_type))
+                else:
+                    inputs[b.index] = g.op("Constant", value_t=torch.tensor(value, dtype=_TORCH_DTYPES[b.elem_type]))
+            else:
+                inputs[b.index] = v
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        missing = [op.inputs[i].name for i, v in enumerate(inputs) if v is None and not op.inputs[i].optional]
+        if missing:
+            raise ValueError(f"exporting {overload._schema.name} as {qualified}: no value for {missing}")
+        node_inputs = [v if v is not None else h._optional_input_placeholder_tensor(g) for v in inputs]
+        out = g.op(qualified, *node_inputs, outputs=1, **attrs)
+        shape_from = op.outputs[0].shape
+        if isinstance(shape_from, str):  # same type and shape as that input
+            src = inputs[[i.name for i in op.inputs].index(shape_from)]
+            if src is not None:
+                out.setType(src.type())
+        return out
+
+    fn.__name__ = f"symbolic_{mapping.name}"
+    fn.__qualname__ = fn.__name__
+    return fn
+
+
+def _onnx_enum(elem: str) -> int:
+    from ..types import onnx_enum
+
+    return onnx_enum(elem)
+
+
+def symbolics(ops: Iterable | None = None) -> dict[str, Callable]:
+    """{torch op name ("aten::inverse"): symbolic function} for the mappings `ops` (see export)."""
+    out = {}
+    for m in resolve(ops):
+        for ov in m.overloads:
+            out[ov._schema.name] = symbolic(m, ov)
+    return out
+
+
+def custom_opsets(ops: Iterable | None = None) -> dict[str, int]:
+    """{domain: version} for `torch.onnx.export(custom_opsets=...)`."""
+    return {m.domain: m.version for m in resolve(ops)}
+
+
+def _registry():
+    try:
+        from torch.onnx._internal.torchscript_exporter import registration
+
+        return registration.registry
+    except Exception:  # pragma: no cover - private API moved
+        return None
+
+
+def _group(name: str):
+    reg = _registry()
+    return reg.get_function_group(name) if reg is not None else None
+
+
+def register(ops: Iterable | None = None, opset_version: int | None = None) -> dict[str, Callable]:
+    """Registers the symbolics (torch.onnx.register_custom_op_symbolic) for `opset_version`
+    (default: the TorchScript exporter's default opset) and leaves them registered. Returns them."""
+    version = opset_version or default_opset()
+    table = symbolics(ops)
+    for name, fn in table.items():
+        torch.onnx.register_custom_op_symbolic(name, fn, version)
+    return table
+
+
+@contextlib.contextmanager
+def registered(ops: Iterable | None = None, opset_version: int | None = None):
+    """Registers the symbolics for the `with` block, then restores what was registered before."""
+    version = opset_version or default_opset()
+    table = symbolics(ops)
+    before, absent = {}, set()
+    for name in table:
+        group = _group(name)
+        if group is None:
+            absent.add(name)
+        fns = getattr(group, "_functions", None)
+        if fns is not None and fns.overridden(version):
+            before[name] = fns._overrides[version]
+    try:
+        for name, fn in table.items():
+            torch.onnx.register_custom_op_symbolic(name, fn, version)
+        yield table
+    finally:
+        for name in table:
+            if name in before:
+                torch.onnx.register_custom_op_symbolic(name, before[name], version)
+            else:
+                torch.onnx.unregister_custom_op_symbolic(name, version)
+                # torch 2.13 keeps an empty function group, after which the exporter fails with
+                # "min() arg is an empty sequence" instead of "operator not supported": drop it
+                reg, group = _registry(), _group(name)
+                if name in absent and group is not None and not len(getattr(group, "_functions", [0])):
+                    reg._registry.pop(name, None)
+
+
+def default_opset() -> int:
+    """The opset the TorchScript exporter uses when not told (torch 2.13: 20)."""
+    try:
+        from torch.onnx import _constants
+
+        return _constants.ONNX_DEFAULT_OPSET
+    except Exception:  # pragma: no cover
+        return 17
