@@ -82,12 +82,14 @@ inline void split_range(int64_t total, int64_t parts, int64_t i, int64_t& begin,
 // Simd<T, W>::type: a vector of W lanes of T with elementwise + - * (also with a scalar operand).
 // GCC/clang vector extensions (lowered to whatever the enclosing function's target supports);
 // a plain struct elsewhere (the compiler may still vectorize it).
-#if defined(__GNUC__)
+#if defined(__GNUC__) && !defined(OC_NO_VECTOR_EXT)
+#define OC_HAVE_VECTOR_EXT 1
 template <class T, int W>
 struct Simd {
   typedef T type __attribute__((vector_size(sizeof(T) * W)));
 };
 #else
+#define OC_HAVE_VECTOR_EXT 0
 template <class T, int W>
 struct SimdStruct {
   T v[W];
