@@ -141,7 +141,9 @@ def test_optional_inputs_absent_anywhere(present):
     vals = {n: np.full(3, float(i + 1), np.float32) for i, n in enumerate("XYZ")}
     inputs = {n: (vals[n] if n in present else None) for n in "XYZ"}
     sess = session(OptionalOp, d, inputs, outputs={"S": (np.float32, None)})
-    assert sess.get_outputs()[0].shape == [3]  # inferred at session creation despite absent inputs
+    # inferred at session creation despite absent inputs; ORT < 1.24 would crash on such a node if
+    # the op had a shape function, so there it has none (see _customop._shape_fn_safe)
+    assert sess.get_outputs()[0].shape == ([3] if _customop._ort_minor() >= 24 else [])
     got = sess.run(None, {n: vals[n] for n in present})[0]
     np.testing.assert_array_equal(got, sum(vals[n] for n in present))
 

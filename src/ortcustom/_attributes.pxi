@@ -83,7 +83,8 @@ cdef dict read_attributes(const OrtApi* api, const OrtKernelInfo* info, op):
             value = _MISSING  # ORT reads an array of the other kind as empty, not as an error
         if value is _MISSING:
             for other in ("int", "float", "string", "ints", "floats"):
-                if other != a.kind and _read_attr(api, info, name, other) is not _MISSING:
+                got = _read_attr(api, info, name, other) if other != a.kind else _MISSING
+                if got is not _MISSING and got != ():  # an empty array read: the other array kind
                     raise _AttrError(f"attribute {a.name!r} must be of type {a.kind}, but the node gives "
                                      f"a{'n' if other[0] == 'i' else ''} {other}")
             if a.required:

@@ -246,7 +246,8 @@ cdef class _Binding:
         b.op.CreateKernelV2 = cb_create_kernel
         b.op.KernelComputeV2 = cb_compute
         b.op.KernelDestroy = cb_destroy
-        b.op.InferOutputShapeFn = cb_infer_shape
+        if _shape_fn_safe(op):
+            b.op.InferOutputShapeFn = cb_infer_shape
         b.op.GetStartVersion = cb_since
         b.op.GetEndVersion = cb_until
 
@@ -294,6 +295,20 @@ cdef class _Binding:
             k.py = <PyObject*>state
         out[0] = k
         return NULL
+
+
+def _ort_minor():
+    import onnxruntime
+    major, minor = (int(p) for p in onnxruntime.__version__.split(".")[:2])
+    return minor if major == 1 else 1000
+
+
+cdef bint _shape_fn_safe(op):
+    """ORT 1.17-1.23 dereference a missing optional input's type when they set up a custom op's
+    shape inference, and crash, if a later input is given (`X, "", scale`): on those, ops that
+    can be called that way get no shape function (their output types are still inferred)."""
+    inner_optional = any(i.optional for i in op.inputs[:len(op.inputs) - 1])
+    return not inner_optional or _ort_minor() >= 24
 
 
 cdef OrtCustomOpInputOutputCharacteristic _characteristic(io):

@@ -161,15 +161,18 @@ def inverse(x, out=None, stream=None):
     return out
 
 
-def group_norm(x, int num_groups, scale=None, bias=None, double epsilon=1e-5, out=None, stream=None):
+def group_norm(x, num_groups, scale=None, bias=None, double epsilon=1e-5, out=None, stream=None):
     """Group normalization of `x` (N, C, ...) like torch.nn.functional.group_norm, into `out` if
     given. `x` on a GPU (CuPy, torch): the CUDA kernel, on `stream` as for `inverse`."""
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+        raise TypeError(f"GroupNorm: num_groups must be an int, got {num_groups!r}")
     if hasattr(x, "__cuda_array_interface__"):
         return _group_norm_cuda(x, num_groups, scale, bias, epsilon, out, stream)
     x, out = _prepare(x, out, "GroupNorm")
     if x.ndim < 2:
         raise ValueError(f"GroupNorm: X has shape {x.shape}; expected (N, C, ...)")
     cdef int64_t N = x.shape[0], C = x.shape[1], S = x.size // (N * C) if N * C else 0
+    cdef int64_t G
     if num_groups <= 0 or C % num_groups:
         raise ValueError(f"GroupNorm: num_groups must be positive and divide the {C} channels, got {num_groups}")
     if epsilon < 0:
@@ -187,7 +190,7 @@ def group_norm(x, int num_groups, scale=None, bias=None, double epsilon=1e-5, ou
     cdef void* yp = cnp.PyArray_DATA(<cnp.ndarray>out)
     cdef void* sp = cnp.PyArray_DATA(<cnp.ndarray>params[0]) if params[0] is not None else NULL
     cdef void* bp = cnp.PyArray_DATA(<cnp.ndarray>params[1]) if params[1] is not None else NULL
-    cdef int64_t G = num_groups
+    G = num_groups
     cdef int kind = 0 if x.dtype == np.float32 else (1 if x.dtype == np.float64 else 2)
     with nogil:
         if kind == 0:

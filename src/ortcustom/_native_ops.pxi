@@ -16,6 +16,7 @@ cdef extern from *:
     #define oc_cuda_group_norm_f16(...) (-1)
     #define oc_cuda_error_string(e) "ortcustom was built without CUDA"
     #define oc_cuda_device_count() 0
+    #define oc_cuda_inverse_f16_workspace_bytes(b, n) ((size_t)0)
     #endif
     """
     int ORTCUSTOM_CUDA
@@ -30,6 +31,7 @@ cdef extern from *:
                                int64_t, int64_t, int64_t, int64_t, double, void*) nogil
     const char* oc_cuda_error_string(int) nogil
     int oc_cuda_device_count() nogil
+    size_t oc_cuda_inverse_f16_workspace_bytes(int64_t batch, int64_t n) nogil
 
 
 cdef OrtStatus* cuda_stream(const Kernel* k, OrtKernelContext* ctx, void** stream) noexcept nogil:
@@ -94,6 +96,7 @@ cdef OrtStatus* inverse_cpu(const Kernel* k, OrtKernelContext* ctx) noexcept nog
 cdef OrtStatus* inverse_cuda(const Kernel* k, OrtKernelContext* ctx) noexcept nogil:
     cdef InverseArgs a
     cdef void* stream = NULL
+    cdef char msg[256]
     cdef OrtStatus* st = inverse_prepare(k, ctx, &a)
     if st != NULL or a.y == NULL:
         return st
@@ -104,6 +107,12 @@ cdef OrtStatus* inverse_cuda(const Kernel* k, OrtKernelContext* ctx) noexcept no
         return cuda_result(k, oc_cuda_inverse_f32(<const float*>a.x, <float*>a.y, a.batch, a.n, stream))
     if k.b.dtype == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
         return cuda_result(k, oc_cuda_inverse_f64(<const double*>a.x, <double*>a.y, a.batch, a.n, stream))
+    if oc_cuda_inverse_f16_workspace_bytes(a.batch, a.n) > 0:
+        # float16 is inverted in float in shared memory, which bounds N; beyond it a device
+        # workspace would be needed, and ORT's API 17 offers no scratch buffer
+        snprintf(msg, sizeof(msg), "float16 on CUDA takes N up to what fits this GPU's shared memory "
+                 "(about 237 on H100), got N = %lld; use float32", <long long>a.n)
+        return op_error(k, msg)
     return cuda_result(k, oc_cuda_inverse_f16(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n, stream))
 
 
@@ -139,8 +148,9 @@ cdef OrtStatus* group_norm_prepare(const Kernel* k, OrtKernelContext* ctx, Group
     a.N = x.shape[0]
     a.C = x.shape[1]
     a.S = 1
-    for d in range(2, x.rank):
-        a.S *= x.shape[d]
+    if x.size > 0:  # an empty X's dims may multiply past int64, e.g. (0, C, 2**62, 2**62)
+        for d in range(2, x.rank):
+            a.S *= x.shape[d]
     if g.present:
         if g.size != 1:
             return shape_error(k, "num_groups", &g, "expected one int64 value")
