@@ -7,8 +7,8 @@
 #
 # For each version: a venv in a temporary directory; `pip install <repo>` (a regular, non-editable
 # build, as users get it); the CPU wheel `onnxruntime==X` in place of `onnxruntime-gpu`; the test
-# extras; then pytest from the repo root (tests/conftest.py keeps the source tree off sys.path, so
-# the installed copy is tested). Exits non-zero if any version fails.
+# extras; then pytest from the repo root (the package lives in src/, so the installed copy is
+# tested). Exits non-zero if any version fails.
 #
 # Compatibility notes (found by running it):
 #   * onnxruntime < 1.19 wheels are built against NumPy 1.x and fail to import under NumPy 2
@@ -17,7 +17,8 @@
 #   * onnx 1.23 writes IR version 14; ortcustom.testing.for_runtime lowers models to what the
 #     runtime reads (ORT 1.17: IR 9), so no older onnx is needed. Set ONNX_SPEC (e.g.
 #     ONNX_SPEC='onnx<1.17') to try another onnx.
-#   * Environment: PYTHON (default python3), TORCH_SPEC (default torch==2.13.0), KEEP=1 keeps the venvs.
+#   * Environment: PYTHON (default python3), TORCH_SPEC (default torch==2.13.0), KEEP=1 keeps the venvs,
+#     BUILD_ARGS (e.g. -Csetup-args=-Dcuda=disabled) for the package's build.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,7 +49,7 @@ for v in "${versions[@]}"; do
   : > "$work/constraints.txt"
   if needs_numpy1 "$v"; then echo "numpy<2" >> "$work/constraints.txt"; fi
   [[ -n ${ONNX_SPEC:-} ]] && echo "$ONNX_SPEC" >> "$work/constraints.txt"
-  "${pip[@]}" "$REPO"  # built in isolation, against NumPy 2 (no constraints: they would reach the build env)
+  "${pip[@]}" ${BUILD_ARGS:-} "$REPO"  # built in isolation, against NumPy 2 (no constraints: they would reach the build env)
   "$py" -m pip uninstall --quiet -y onnxruntime-gpu
   "${pip[@]}" -c "$work/constraints.txt" "onnxruntime==$v" "pytest>=7" "hypothesis>=6" "$TORCH_SPEC" \
     "onnxscript>=0.3"
