@@ -317,6 +317,24 @@ def _extensions_lib() -> str:
     return _EXT_LIB
 
 
+def _quiet(fn):
+    """fn() with the process's stdout and stderr (file descriptors 1, 2) sent to /dev/null: MKL
+    prints its errors there, once per matrix."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        return fn()
+    finally:
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
+
+
 def make_impl(case: Case, key: str) -> Impl:
     """Ours or a peer for `case`, ready to run; raises Unavailable (with the reason) if it cannot."""
     limit_threads()
@@ -361,6 +379,10 @@ def make_impl(case: Case, key: str) -> Impl:
             if case.dtype == "float16":
                 raise Unavailable("n/a: torch.linalg.inv has no float16 on CPU")
             xt = torch.from_numpy(feeds["X"])
+            try:
+                _quiet(lambda: torch.linalg.inv(xt))
+            except RuntimeError as e:  # torch 2.13.0's CPU wheel at 16x256: an MKL SLASWP error
+                raise Unavailable(f"torch.linalg.inv fails here: {str(e).splitlines()[0][:90]}") from None
             return Impl(key, label, lambda: torch.linalg.inv(xt))
         xt, st, bt = (torch.from_numpy(feeds[n]) for n in ("X", "scale", "bias"))
         gn = torch.nn.functional.group_norm
@@ -503,12 +525,19 @@ def _time(impl: Impl, loops: int) -> float:
     return time.perf_counter() - t0
 
 
-def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.01) -> dict[str, float]:
+def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.01,
+            settle: float = 0.15) -> dict[str, float]:
     """Median seconds per run of each impl: `warmup` runs, then each rep runs an impl `loops` times
     (enough for `min_time`) and divides; reps are interleaved across impls (rotating the order) so
-    that drift in the machine hits all of them alike."""
+    that drift in the machine hits all of them alike.
+
+    Before each impl's turn the runner sleeps `settle` seconds: thread pools spin after a call
+    (OpenBLAS for about 2**28 cycles, libgomp, ORT's workers), and on a 2-core machine the last
+    impl's spinning threads would otherwise steal the cores of the next one (seen: torch's
+    group_norm at (2,320,64,64) took 7.6 ms right after ORT sessions, 0.87 ms alone)."""
     loops = {}
     for im in impls:
+        time.sleep(settle)
         for _ in range(warmup):
             im.fn()
         t = _time(im, 1)
@@ -517,5 +546,6 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
     for r in range(reps):
         k = r % len(impls) if impls else 0
         for im in impls[k:] + impls[:k]:
+            time.sleep(settle)
             samples[im.key].append(_time(im, loops[im.key]) / loops[im.key])
     return {key: float(np.median(s)) for key, s in samples.items()}

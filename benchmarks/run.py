@@ -110,7 +110,7 @@ def environment() -> list[tuple[str, str]]:
     ]
 
 
-def run_case(case: C.Case, reps: int, warmup: int, min_time: float, errors: list) -> list[dict]:
+def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:
     """Rows for one case: {key, label, time, note, info}."""
     rows, impls = [], []
     ref = None
@@ -129,7 +129,7 @@ def run_case(case: C.Case, reps: int, warmup: int, min_time: float, errors: list
             row["note"] = f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:150]}"
             errors.append(f"{case.key} / {key}: {e!r}")
     del ref
-    times = C.measure(impls, reps, warmup, min_time) if impls else {}
+    times = C.measure(impls, reps, warmup, min_time, settle) if impls else {}
     for row in rows:
         row["time"] = times.get(row["key"])
     del impls
@@ -217,7 +217,8 @@ def plot(results, path: str, title: str) -> None:
             if k not in peers:
                 peers.append(k)
     peers.sort(key=lambda k: (k == "best", k))
-    colors = {k: plt.cm.tab10(i % 10) for i, k in enumerate(peers)}
+    palette = [plt.cm.tab10(i) for i in (0, 1, 2, 4, 5, 6, 8, 9)]  # no red: red is the goal
+    colors = {k: ("0.55" if k == "best" else palette[i % len(palette)]) for i, k in enumerate(peers)}
     fig, ax = plt.subplots(figsize=(max(8, 0.9 * len(results) + 3), 6))
     x, ticks, labels, seen = 0.0, [], [], set()
     for case, _, r in results:
@@ -233,7 +234,7 @@ def plot(results, path: str, title: str) -> None:
             seen.add(k)
             for g in case.goals:
                 if g.peer == k:
-                    ax.hlines(g.max_ratio, xc - width / 2, xc + width / 2, colors="red", linewidth=2.5,
+                    ax.hlines(g.max_ratio, xc - width / 2, xc + width / 2, colors="red", linewidth=3,
                               label=None if "goal" in seen else "goal (ratio must be below)")
                     seen.add("goal")
         ticks.append(start + (len(ks) - 1) * width / 2)
@@ -265,7 +266,7 @@ def main(argv=None) -> int:
     a = p.parse_args(argv)
 
     reps = a.reps or (1 if a.quick else 15)
-    warmup, min_time = (1, 0.0005) if a.quick else (2, 0.02)
+    warmup, min_time, settle = (1, 0.0005, 0.01) if a.quick else (2, 0.02, 0.15)
     t_start = time.perf_counter()
     out: list[str] = []
 
@@ -277,7 +278,8 @@ def main(argv=None) -> int:
     for k, v in env:
         emit(f"{k}: {v}")
     emit(f"mode: {'quick' if a.quick else 'full'}; median of {reps} rep(s) after {warmup} warm-up run(s), each rep "
-         f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls")
+         f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
+         f"pause before each (lets the last impl's spinning thread pools go idle)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* single-threaded, shown as ours(ORT) / direct")
     emit()
@@ -292,7 +294,7 @@ def main(argv=None) -> int:
     for case in all_cases:
         if case.group.startswith("cuda") and cuda_why:
             continue
-        rows = run_case(case, reps, warmup, min_time, errors)
+        rows = run_case(case, reps, warmup, min_time, settle, errors)
         results.append((case, rows, ratios(case, rows)))
         print(f"  ... {case.key}: {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
     for line in format_table(results):

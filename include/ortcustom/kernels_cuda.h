@@ -33,10 +33,11 @@ int oc_cuda_inverse_f64(const double* in, double* out, int64_t batch, int64_t n,
    cudaErrorInvalidValue: use oc_cuda_inverse_f16_ws. */
 int oc_cuda_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
                         void* stream);
-/* Optional: float16 inverse for any n <= 1024 with a caller-provided device workspace (16-byte
-   aligned). oc_cuda_inverse_f16_workspace_bytes gives the bytes it wants (0 when none is
-   needed); any size of at least n*n*4 bytes works (fewer matrices then run concurrently).
-   Returns cudaErrorInvalidValue when a workspace is needed and ws_bytes < n*n*4. */
+/* float16 inverse for any n <= 1024 with a caller-provided device workspace (16-byte aligned),
+   used on `stream` only. oc_cuda_inverse_f16_workspace_bytes gives the bytes it wants (0 when
+   oc_cuda_inverse_f16 needs none; at most 256 MiB); any size of at least n*n*4 bytes works
+   (fewer matrices then run concurrently). Returns cudaErrorInvalidValue when a workspace is
+   needed and ws_bytes < n*n*4. */
 size_t oc_cuda_inverse_f16_workspace_bytes(int64_t batch, int64_t n);
 int oc_cuda_inverse_f16_ws(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
                            void* ws, size_t ws_bytes, void* stream);

@@ -18,8 +18,11 @@
 extern "C" {
 #endif
 
-/* The OrtApi table below is the one of API version 17 (ORT 1.17). */
+/* The API version every entry we call needs (ORT 1.17): the minimum runtime. */
 #define ORTCUSTOM_ORT_API_VERSION 17
+/* The OrtApi table below runs through API 18 (ORT 1.18). Its API-18 entries may only be
+ * called through a table that GetApi(ORTCUSTOM_ORT_API_OPTIONAL) returned. */
+#define ORTCUSTOM_ORT_API_OPTIONAL 18
 
 /* Highest OrtCustomOp::version whose fields are all declared below (the alias-map
  * fields are read from op version 18 on). Never set an op's `version` above this,
@@ -180,8 +183,9 @@ struct OrtApiBase {
 typedef OrtStatus* (*ortcustom_register_fn)(OrtSessionOptions* options, const OrtApiBase* api);
 
 /* ------------------------------------------------------------------ OrtApi */
-/* ORT's function table, as of API 17. ORT only ever appends to it, so this prefix
- * is valid on any runtime whose GetApi(17) succeeds (ORT >= 1.17). Slots we do not
+/* ORT's function table, through API 18. ORT only ever appends to it, so the API-17
+ * prefix is valid on any runtime whose GetApi(17) succeeds (ORT >= 1.17); the API-18
+ * entries only in a table from GetApi(18) (ORT >= 1.18). Slots we do not
  * call are pointer-sized placeholders named unused_<slot>; to use one, replace it
  * with the real declaration and add its slot check further down.
  * A trailing comment gives the ORT release that added an entry (API n came with
@@ -227,7 +231,9 @@ struct OrtApi {
     void (*unused_72)(void);
     OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
     OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
-    void (*unused_75)(void); void (*unused_76)(void); void (*unused_77)(void); void (*unused_78)(void);
+    OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out);
+    OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p);
+    void (*unused_77)(void); void (*unused_78)(void);
     void (*unused_79)(void); void (*unused_80)(void); void (*unused_81)(void); void (*unused_82)(void);
     void (*unused_83)(void); void (*unused_84)(void);
     OrtStatusPtr (*KernelInfoGetAttribute_float)(const OrtKernelInfo* info, const char* name, float* out);
@@ -261,7 +267,9 @@ struct OrtApi {
 
     /* ---- API 5: slots 127..149 ---- */
     void (*unused_127)(void); void (*unused_128)(void); void (*unused_129)(void); void (*unused_130)(void);
-    void (*unused_131)(void); void (*unused_132)(void); void (*unused_133)(void); void (*unused_134)(void);
+    void (*unused_131)(void);
+    void (*ReleaseAllocator)(OrtAllocator* allocator);  /* 1.5 */
+    void (*unused_133)(void); void (*unused_134)(void);
     void (*unused_135)(void); void (*unused_136)(void); void (*unused_137)(void); void (*unused_138)(void);
     void (*unused_139)(void); void (*unused_140)(void); void (*unused_141)(void); void (*unused_142)(void);
     void (*unused_143)(void); void (*unused_144)(void); void (*unused_145)(void); void (*unused_146)(void);
@@ -346,6 +354,13 @@ struct OrtApi {
     void (*unused_273)(void);
     OrtStatusPtr (*KernelContext_ParallelFor)(const OrtKernelContext* ctx, void (*fn)(void* data, size_t i), size_t total, size_t num_batch, void* data);  /* 1.17 */
     void (*unused_275)(void);
+
+    /* ---- API 18: slots 276..279 (only through GetApi(18)) ---- */
+    void (*unused_276)(void);
+    /* Device memory from the EP's allocator for `mem_info`, tied to the kernel's compute
+     * stream; the caller frees it (AllocatorFree of KernelContext_GetAllocator's allocator). */
+    OrtStatusPtr (*KernelContext_GetScratchBuffer)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, size_t bytes, void** out);  /* 1.18 */
+    void (*unused_278)(void); void (*unused_279)(void);
 };
 
 /* ------------------------------------------------------------- OrtCustomOp */
@@ -408,7 +423,7 @@ struct OrtCustomOp {
 #define ORTCUSTOM_SLOT(member) (offsetof(struct OrtApi, member) / sizeof(void*))
 
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApiBase) == 2 * sizeof(void*));
-ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 276 * sizeof(void*));
+ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 280 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateStatus) == 0);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorCode) == 1);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
@@ -432,6 +447,8 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetValueType) == 67);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetType) == 74);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorAlloc) == 75);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorFree) == 76);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_float) == 85);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_int64) == 86);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_string) == 87);
@@ -443,6 +460,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseStatus) == 93);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTypeInfo) == 98);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTensorTypeAndShapeInfo) == 99);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseCustomOpDomain) == 101);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseAllocator) == 132);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_float) == 162);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_int64) == 163);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetGPUComputeStream) == 193);
@@ -463,6 +481,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_SetOutputTypeShape) == 270)
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetSymbolicDimensions) == 271);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReadOpAttr) == 272);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_ParallelFor) == 274);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetScratchBuffer) == 277);
 ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, CreateKernel) == sizeof(void*));
 ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, ReleaseAliasMap) == 25 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtCustomOp) == 26 * sizeof(void*));

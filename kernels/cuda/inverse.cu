@@ -541,8 +541,15 @@ size_t oc_cuda_inverse_f16_workspace_bytes(int64_t batch, int64_t n) {
   if (oc_cuda::device_info(&di) != cudaSuccess) return 0;
   if (oc_cuda::block_smem_bytes<float>((int)n, (int)(n * n)) + 1024 <= (size_t)di.smem_optin)
     return 0;
-  const int64_t mats = batch < (int64_t)di.sms * 32 ? batch : (int64_t)di.sms * 32;
-  return (size_t)mats * (size_t)(n * n) * sizeof(float);
+  // one float matrix per resident block (2048 threads per SM on sm_80/sm_90), at most 256 MiB:
+  // more matrices in flight add little once every SM is busy
+  int cwt, rg;
+  oc_cuda::block_shape((int)n, &cwt, &rg);
+  const int64_t per_sm = 2048 / (cwt * rg) > 0 ? 2048 / (cwt * rg) : 1;
+  int64_t mats = batch < di.sms * per_sm ? batch : di.sms * per_sm;
+  const size_t mat = (size_t)(n * n) * sizeof(float), cap = (size_t)256 << 20;
+  if ((size_t)mats * mat > cap) mats = (int64_t)(cap / mat) > 0 ? (int64_t)(cap / mat) : 1;
+  return (size_t)mats * mat;
 }
 
 int oc_cuda_inverse_f16_ws(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,

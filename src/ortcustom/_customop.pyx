@@ -71,8 +71,10 @@ cdef struct Kernel:
     double floats[MAX_NATIVE_ATTRS]      # native kernels: float attributes, in declaration order
     PyObject* py                         # Python kernels: (op, attrs, types), owned
 
-# The API table of the runtime that called RegisterCustomOps (shape inference gets none).
+# The API table of the runtime that called RegisterCustomOps (shape inference gets none), and
+# the same runtime's table for the optional API-18 entries (NULL on ORT 1.17).
 cdef const OrtApi* g_api = NULL
+cdef const OrtApi* g_api_optional = NULL
 
 include "_status.pxi"
 include "_tensor.pxi"
@@ -423,6 +425,15 @@ def native_kernels():
     return frozenset(native_table_names)
 
 
+cdef bint _runtime_at_least(const OrtApiBase* base, int minor):
+    """Whether the calling runtime is ORT >= 1.<minor> (its version string says)."""
+    try:
+        major, mnr = (<bytes>base.GetVersionString()).decode().split(".")[:2]
+        return (int(major), int(mnr.split("-")[0].split("+")[0])) >= (1, minor)
+    except ValueError:
+        return False
+
+
 cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
     cdef const OrtApi* api = base.GetApi(ORTCUSTOM_ORT_API_VERSION)
     cdef OrtCustomOpDomain* dom
@@ -433,8 +444,10 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
         return status(api, ORT_FAIL,
                       f"ortcustom needs ONNX Runtime >= 1.{ORTCUSTOM_ORT_API_VERSION}; this one is "
                       f"{(<bytes>base.GetVersionString()).decode()}")
-    global g_api
+    global g_api, g_api_optional
     g_api = api
+    if g_api_optional == NULL and _runtime_at_least(base, ORTCUSTOM_ORT_API_OPTIONAL):
+        g_api_optional = base.GetApi(ORTCUSTOM_ORT_API_OPTIONAL)  # older ORT would print an error
     try:
         domains = getattr(_pending, "domains", None)
         if domains is None:  # the path was given to ORT directly: the built-in ops, domain "ortcustom"

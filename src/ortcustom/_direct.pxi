@@ -78,8 +78,36 @@ cdef object _inverse_cuda(x, out, stream):
     elif kind == 1:
         _cuda_check(oc_cuda_inverse_f64(<const double*>xv, <double*>yv, size // (n * n), n, s), "Inverse")
     else:
-        _cuda_check(oc_cuda_inverse_f16(<const uint16_t*>xv, <uint16_t*>yv, size // (n * n), n, s), "Inverse")
+        _inverse_cuda_f16(x, xv, yv, size // (n * n), n, s)
     return out
+
+
+cdef void _inverse_cuda_f16(x, const void* xv, void* yv, int64_t batch, int64_t n, void* s) except *:
+    cdef size_t ws_bytes = oc_cuda_inverse_f16_workspace_bytes(batch, n)
+    if ws_bytes == 0:
+        _cuda_check(oc_cuda_inverse_f16(<const uint16_t*>xv, <uint16_t*>yv, batch, n, s), "Inverse")
+        return
+    # too large for shared memory: a float working copy in a workspace from X's own library, tied
+    # to the stream we run on, so that its pool hands the memory out again only in that order
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+        if <size_t>s == <size_t>cupy.cuda.get_current_stream().ptr:
+            ws = cupy.empty(ws_bytes, dtype=cupy.uint8)
+        else:
+            with cupy.cuda.ExternalStream(<size_t>s):  # CuPy's pool keeps free lists per stream
+                ws = cupy.empty(ws_bytes, dtype=cupy.uint8)
+        wp = ws.data.ptr
+    elif mod == "torch":
+        import torch
+        ws = torch.empty(ws_bytes, dtype=torch.uint8, device=x.device)
+        if <size_t>s != <size_t>torch.cuda.current_stream(x.device).cuda_stream:
+            ws.record_stream(torch.cuda.ExternalStream(<size_t>s, device=x.device))
+        wp = ws.data_ptr()
+    else:
+        raise ValueError(f"Inverse: float16 with N = {n} needs a device workspace; give CuPy or torch arrays")
+    _cuda_check(oc_cuda_inverse_f16_ws(<const uint16_t*>xv, <uint16_t*>yv, batch, n, <void*><size_t>wp,
+                                       ws_bytes, s), "Inverse")
 
 
 cdef object _group_norm_cuda(x, int64_t groups, scale, bias, double epsilon, out, stream):

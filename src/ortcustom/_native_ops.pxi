@@ -17,6 +17,7 @@ cdef extern from *:
     #define oc_cuda_error_string(e) "ortcustom was built without CUDA"
     #define oc_cuda_device_count() 0
     #define oc_cuda_inverse_f16_workspace_bytes(b, n) ((size_t)0)
+    #define oc_cuda_inverse_f16_ws(...) (-1)
     #endif
     """
     int ORTCUSTOM_CUDA
@@ -32,6 +33,7 @@ cdef extern from *:
     const char* oc_cuda_error_string(int) nogil
     int oc_cuda_device_count() nogil
     size_t oc_cuda_inverse_f16_workspace_bytes(int64_t batch, int64_t n) nogil
+    int oc_cuda_inverse_f16_ws(const uint16_t*, uint16_t*, int64_t, int64_t, void*, size_t, void*) nogil
 
 
 cdef OrtStatus* cuda_stream(const Kernel* k, OrtKernelContext* ctx, void** stream) noexcept nogil:
@@ -96,7 +98,7 @@ cdef OrtStatus* inverse_cpu(const Kernel* k, OrtKernelContext* ctx) noexcept nog
 cdef OrtStatus* inverse_cuda(const Kernel* k, OrtKernelContext* ctx) noexcept nogil:
     cdef InverseArgs a
     cdef void* stream = NULL
-    cdef char msg[256]
+    cdef size_t ws_bytes
     cdef OrtStatus* st = inverse_prepare(k, ctx, &a)
     if st != NULL or a.y == NULL:
         return st
@@ -107,13 +109,49 @@ cdef OrtStatus* inverse_cuda(const Kernel* k, OrtKernelContext* ctx) noexcept no
         return cuda_result(k, oc_cuda_inverse_f32(<const float*>a.x, <float*>a.y, a.batch, a.n, stream))
     if k.b.dtype == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
         return cuda_result(k, oc_cuda_inverse_f64(<const double*>a.x, <double*>a.y, a.batch, a.n, stream))
-    if oc_cuda_inverse_f16_workspace_bytes(a.batch, a.n) > 0:
-        # float16 is inverted in float in shared memory, which bounds N; beyond it a device
-        # workspace would be needed, and ORT's API 17 offers no scratch buffer
-        snprintf(msg, sizeof(msg), "float16 on CUDA takes N up to what fits this GPU's shared memory "
-                 "(about 237 on H100), got N = %lld; use float32", <long long>a.n)
-        return op_error(k, msg)
+    ws_bytes = oc_cuda_inverse_f16_workspace_bytes(a.batch, a.n)
+    if ws_bytes > 0:
+        return inverse_cuda_f16_workspace(k, ctx, &a, ws_bytes, stream)
     return cuda_result(k, oc_cuda_inverse_f16(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n, stream))
+
+
+cdef OrtStatus* inverse_cuda_f16_workspace(const Kernel* k, OrtKernelContext* ctx, const InverseArgs* a,
+                                           size_t ws_bytes, void* stream) noexcept nogil:
+    # float16 matrices too large for a float copy in shared memory get one in a device scratch
+    # buffer: ORT's allocator for X's device, tied to ORT's stream (API 18). It is freed right after
+    # the launch, as ORT's own kernels free theirs: the arena reuses it in stream order.
+    cdef const OrtValue* xv = NULL
+    cdef const OrtMemoryInfo* mem = NULL
+    cdef OrtAllocator* alloc = NULL
+    cdef void* ws = NULL
+    cdef OrtStatus* st
+    cdef char msg[512]
+    if g_api_optional == NULL:
+        snprintf(msg, sizeof(msg), "float16 with N = %lld needs a device workspace on this GPU, which ORT "
+                 "gives custom ops from 1.18 on; use ORT >= 1.18 or float32", <long long>a.n)
+        return op_error(k, msg)
+    st = k.api.KernelContext_GetInput(ctx, 0, &xv)
+    if st == NULL:
+        st = k.api.GetTensorMemoryInfo(xv, &mem)
+    if st == NULL:
+        st = k.api.KernelContext_GetAllocator(ctx, mem, &alloc)
+    if st == NULL:
+        st = g_api_optional.KernelContext_GetScratchBuffer(ctx, mem, ws_bytes, &ws)
+        if st == NULL and ws == NULL:
+            st = k.api.CreateStatus(ORT_FAIL, "no memory returned")
+        if st != NULL:
+            snprintf(msg, sizeof(msg), "float16 with N = %lld: could not get a %zu-byte device workspace: %s",
+                     <long long>a.n, ws_bytes, k.api.GetErrorMessage(st))
+            release(k.api, st)
+            st = op_error(k, msg)
+    if st == NULL:
+        st = cuda_result(k, oc_cuda_inverse_f16_ws(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n,
+                                                   ws, ws_bytes, stream))
+    if ws != NULL:
+        ok(k.api, k.api.AllocatorFree(alloc, ws))
+    if alloc != NULL:
+        k.api.ReleaseAllocator(alloc)
+    return st
 
 
 # ---- GroupNorm -----------------------------------------------------------------------------

@@ -11,7 +11,8 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
 
     # -- constants
     enum:
-        ORTCUSTOM_ORT_API_VERSION         # OrtApi table we declare (17)
+        ORTCUSTOM_ORT_API_VERSION         # the API our required entries need (17)
+        ORTCUSTOM_ORT_API_OPTIONAL        # the API of the optional entries (18)
         ORTCUSTOM_CUSTOM_OP_MAX_VERSION   # highest OrtCustomOp.version we may set (18)
 
     # -- opaque handles
@@ -176,6 +177,10 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         OrtStatusPtr (*KernelContext_GetGPUComputeStream)(const OrtKernelContext* ctx, void** out) noexcept nogil
         OrtStatusPtr (*KernelContext_ParallelFor)(const OrtKernelContext* ctx, void (*fn)(void* data, size_t i) noexcept nogil, size_t total, size_t num_batch, void* data) noexcept nogil
         OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out) noexcept nogil
+        OrtStatusPtr (*KernelContext_GetScratchBuffer)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, size_t bytes, void** out) noexcept nogil  # API 18
+        # allocators
+        OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p) noexcept nogil
+        void (*ReleaseAllocator)(OrtAllocator* allocator) noexcept nogil
         # values and tensors
         OrtStatusPtr (*IsTensor)(const OrtValue* value, int* out) noexcept nogil
         OrtStatusPtr (*GetValueType)(const OrtValue* value, ONNXType* out) noexcept nogil
