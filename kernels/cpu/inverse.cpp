@@ -382,6 +382,8 @@ struct Work {
 // Unblocked Gauss-Jordan on columns [c0, c0 + w) (pivot rows = those columns), full-row swaps.
 template <class T, int WFIX>
 static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
+  typedef typename VecT<T>::type V;
+  enum { VW = VecT<T>::W, NVF = (WFIX > 0 && WFIX % VecT<T>::W == 0) ? WFIX / VecT<T>::W : 0 };
   const int64_t w = WFIX > 0 ? (int64_t)WFIX : wdyn;
   T* OC_RESTRICT a = wk.a;
   const int64_t n = wk.n;
@@ -413,12 +415,26 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
     const T piv = ak[kk];
     for (int64_t j = 0; j < w; ++j) rk[j] = ak[j];
     rk[kk] = T(1);
-    for (int64_t i = 0; i < n; ++i) {
-      if (i == k) continue;
-      T* OC_RESTRICT ai = a + i * n + c0;
-      const T l = ai[kk] / piv;
-      ai[kk] = T(0);
-      for (int64_t j = 0; j < w; ++j) ai[j] -= l * rk[j];
+    if (NVF > 0) {
+      // the leaf width in SIMD vectors (GCC leaves the scalar loop below unvectorized: it was
+      // 60% of the time at 256x64); lane kk computes 0 - l * 1, written after the vectors
+      V r[NVF > 0 ? NVF : 1];
+      for (int v = 0; v < NVF; ++v) r[v] = simd_load<V>(rk + v * VW);
+      for (int64_t i = 0; i < n; ++i) {
+        if (i == k) continue;
+        T* OC_RESTRICT ai = a + i * n + c0;
+        const T l = ai[kk] / piv;
+        for (int v = 0; v < NVF; ++v) simd_store(ai + v * VW, simd_load<V>(ai + v * VW) - r[v] * l);
+        ai[kk] = -l;
+      }
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        if (i == k) continue;
+        T* OC_RESTRICT ai = a + i * n + c0;
+        const T l = ai[kk] / piv;
+        ai[kk] = T(0);
+        for (int64_t j = 0; j < w; ++j) ai[j] -= l * rk[j];
+      }
     }
     const T inv = T(1) / piv;
     for (int64_t j = 0; j < w; ++j) ak[j] = rk[j] * inv;
