@@ -44,3 +44,24 @@ def test_non_contiguous_input_is_taken_and_empty_is_fine():
 def test_errors(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+def test_baseline_pass_matches_too():
+    """The CPU kernels exist twice (baseline and AVX2+FMA, picked at run time); on an AVX2 machine
+    the baseline pass runs only with ORTCUSTOM_NO_AVX2: the kernel tests again, that way."""
+    import os
+    import subprocess
+    import sys
+
+    from ortcustom import _customop
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, ORTCUSTOM_NO_AVX2="1")
+    isa = subprocess.run([sys.executable, "-c", "from ortcustom import _customop; print(_customop.cpu_isa())"],
+                         env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert isa == "baseline", isa
+    assert _customop.cpu_isa() in ("avx2+fma", "baseline")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not baseline",
+                        os.path.join(here, "test_inverse.py"), os.path.join(here, "test_group_norm.py"),
+                        os.path.join(here, "test_kernels_direct.py")], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]

@@ -24,6 +24,10 @@ typedef struct oc_parallel {
 /* A runner that runs the tasks in order on the calling thread (for direct calls and tests). */
 extern const oc_parallel oc_serial;
 
+/* The instruction set the CPU kernels run with here: "avx2+fma" (x86 with AVX2 and FMA, unless
+   the environment variable ORTCUSTOM_NO_AVX2 is set) or "baseline". */
+const char* oc_cpu_isa(void);
+
 /* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).
    Gauss-Jordan elimination with partial (row) pivoting, blocked for large n. Singular matrices
    give inf/nan in their output (division by a zero pivot), never a crash or an error.

@@ -19,6 +19,7 @@ def info() -> int:
     print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]})")
     print(f"  providers available: {', '.join(ort.get_available_providers())}")
     print(f"  ORT API version declared: {b['ort_api_version']}; minimum onnxruntime: {b['min_ort_version']}")
+    print(f"  CPU kernels run with: {_customop.cpu_isa()}")
     print(f"  CUDA kernels built: {'yes, for sm ' + ', '.join(b['cuda_archs']) if b['cuda'] else 'no'}")
     if b["cuda"]:
         n = _customop.cuda_device_count()

@@ -8,6 +8,7 @@ cdef extern from "ortcustom/kernels.h" nogil:
         oc_parallel_for_fn run
         void* runner
     const oc_parallel oc_serial
+    const char* oc_cpu_isa()
 
     void oc_inverse_f32(const float* inp, float* out, int64_t batch, int64_t n, oc_parallel par)
     void oc_inverse_f64(const double* inp, double* out, int64_t batch, int64_t n, oc_parallel par)

@@ -271,6 +271,11 @@ cdef native_fn native_lookup(str name, bint cuda):
     raise KeyError(name)
 
 
+def cpu_isa():
+    """The instruction set the CPU kernels run with: "avx2+fma" or "baseline"."""
+    return oc_cpu_isa().decode()
+
+
 def cuda_built():
     """Whether the CUDA kernels were compiled in."""
     return bool(ORTCUSTOM_CUDA)
