@@ -65,3 +65,20 @@ def test_baseline_pass_matches_too():
                         os.path.join(here, "test_inverse.py"), os.path.join(here, "test_group_norm.py"),
                         os.path.join(here, "test_kernels_direct.py")], env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_gpu_array_without_a_usable_gpu_is_a_clear_error():
+    from ortcustom import _customop
+
+    if _customop.cuda_device_count() > 0:
+        pytest.skip("a GPU is here: a fake device pointer would fault")
+
+    class DeviceArray:  # any array exposing __cuda_array_interface__ (not CuPy, not torch)
+        __cuda_array_interface__ = {"shape": (2, 3, 3), "typestr": "<f4", "data": (4096, False), "version": 3,
+                                    "strides": None}
+
+    with pytest.raises(RuntimeError, match=r"^Inverse: .*CUDA"):
+        kernels.inverse(DeviceArray(), out=DeviceArray())
+    with pytest.raises(RuntimeError, match=r"^GroupNorm: .*CUDA"):
+        kernels.group_norm(DeviceArray(), 1, out=DeviceArray())
+    assert np.allclose(kernels.inverse(2 * np.eye(3, dtype=np.float32)), np.eye(3) / 2)  # and the next call works

@@ -77,8 +77,10 @@ inline cudaError_t device_info(DeviceInfo* out) {
 template <class K>
 inline cudaError_t allow_smem(K kernel, size_t bytes) {
   if (bytes <= 48 * 1024) return cudaSuccess;
-  return cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                              cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
+  if (e != cudaSuccess) (void)cudaGetLastError();  // returned here; not left for the next launch
+  return e;
 }
 
 inline int launch_status() { return (int)cudaGetLastError(); }

@@ -248,6 +248,32 @@ inline int pow2ceil(int64_t v) {
   return p;
 }
 
+// Whether the kernel images loaded on the current device have the cluster code path: only an
+// image built for sm_90 or newer has it. A build whose newest target is older still runs on an
+// sm_90 GPU by JIT from its PTX, where that path would trap. Cached per device.
+template <class K>
+bool clusters_in_image(K kern) {
+  constexpr int kMaxDev = 64;
+  static std::atomic<int> cache[kMaxDev];  // 0 unknown, 1 no, 2 yes
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (dev >= 0 && dev < kMaxDev) {
+    const int c = cache[dev].load(std::memory_order_relaxed);
+    if (c != 0) return c == 2;
+  }
+  cudaFuncAttributes fa;
+  bool yes = false;
+  if (cudaFuncGetAttributes(&fa, reinterpret_cast<const void*>(kern)) == cudaSuccess)
+    yes = fa.ptxVersion >= 90;
+  else
+    (void)cudaGetLastError();
+  if (dev >= 0 && dev < kMaxDev) cache[dev].store(yes ? 2 : 1, std::memory_order_relaxed);
+  return yes;
+}
+
 template <class S, class T, class A, int VEC>
 int gn_launch_v(const S* x, const S* scale, const S* bias, S* y, int64_t units, int64_t M,
                 int64_t Sdim, int64_t G, int64_t Cg, double eps, const DeviceInfo& di,
@@ -256,7 +282,7 @@ int gn_launch_v(const S* x, const S* scale, const S* bias, S* y, int64_t units, 
   const size_t vbytes = sizeof(S) * VEC;
   const size_t cap = (size_t)di.smem_optin - 2048;  // static shared memory is < 1 KiB
   int splits = 1;
-  if (di.cc_major >= 9 && Mv >= 2048) {
+  if (di.cc_major >= 9 && Mv >= 2048 && clusters_in_image(gn_kernel<S, T, A, VEC, true>)) {
     const int64_t want = div_up(2 * (int64_t)di.sms, units);        // fill the GPU twice
     const int64_t need = div_up(Mv * (int64_t)vbytes, (int64_t)cap);  // fit shared memory
     int64_t s = want;

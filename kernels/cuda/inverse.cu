@@ -472,7 +472,9 @@ int launch_block(const S* in, S* out, int64_t batch, int n, T* ws, size_t ws_byt
     int R = (int)(32768 / ((size_t)n * sizeof(T)));
     if (R < 1) R = 1;
     if (R > n) R = n;
+    while (R > 1 && block_smem_bytes<T>(n, R * n) + 1024 > (size_t)di.smem_optin) --R;
     const size_t smem = block_smem_bytes<T>(n, R * n);
+    if (smem + 1024 > (size_t)di.smem_optin) return (int)cudaErrorInvalidValue;
     auto kern = inv_block_kernel<S, T, 1>;
     if ((e = allow_smem(kern, smem)) != cudaSuccess) return (int)e;
     const int grid = (int)(batch < max_blocks ? batch : max_blocks);

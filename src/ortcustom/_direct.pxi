@@ -1,7 +1,10 @@
 # The kernels called directly, without ONNX Runtime: for the torch.library ops, tests and
 # benchmarks. NumPy arrays (host memory) run the CPU kernels on the calling thread; arrays with
 # __cuda_array_interface__ (CuPy, torch CUDA tensors) run the CUDA kernels on a stream: the one
-# given, else the array library's current stream. Same kernels as in a session.
+# given, else the array library's current stream, with the array's GPU made current. Same
+# kernels as in a session.
+
+import contextlib
 
 _CUDA_DTYPES = {"<f4": 0, "<f8": 1, "<f2": 2}
 
@@ -23,6 +26,34 @@ cdef tuple _cuda_operand(x, str op, str name):
         if tuple(reversed(expect)) != tuple(strides) and 0 not in shape:
             raise ValueError(f"{op}: {name} must be C-contiguous")
     return cai["data"][0], shape, kind
+
+
+cdef object _device_id(a):
+    """The CUDA device index of a CuPy array or torch tensor (None for other arrays)."""
+    mod = type(a).__module__.split(".")[0]
+    if mod == "cupy":
+        return a.device.id
+    if mod == "torch":
+        return a.device.index
+    return None
+
+
+cdef object _on_device(x, str op, others):
+    """A context making x's GPU the current device (the kernels run on the current one); the other
+    arrays must be on the same GPU."""
+    dev = _device_id(x)
+    for name, a in others:
+        d = None if a is None else _device_id(a)
+        if dev is not None and d is not None and d != dev:
+            raise ValueError(f"{op}: {name} is on GPU {d}, X on GPU {dev}")
+    mod = type(x).__module__.split(".")[0]
+    if mod == "cupy":
+        import cupy
+        return cupy.cuda.Device(dev)
+    if mod == "torch":
+        import torch
+        return torch.cuda.device(x.device)
+    return contextlib.nullcontext()
 
 
 cdef object _cuda_out(x, out, str op):
@@ -168,7 +199,8 @@ def inverse(x, out=None, stream=None):
     """Inverse of each (..., N, N) matrix of `x` (float32/64/16), into `out` if given. `x` on a
     GPU (CuPy, torch): the CUDA kernel, on `stream` (default: the library's current stream)."""
     if hasattr(x, "__cuda_array_interface__"):
-        return _inverse_cuda(x, out, stream)
+        with _on_device(x, "Inverse", (("out", out),)):
+            return _inverse_cuda(x, out, stream)
     x, out = _prepare(x, out, "Inverse")
     if x.ndim < 2 or x.shape[x.ndim - 1] != x.shape[x.ndim - 2]:
         raise ValueError(f"Inverse: X has shape {x.shape}; expected (..., N, N)")
@@ -195,7 +227,8 @@ def group_norm(x, num_groups, scale=None, bias=None, double epsilon=1e-5, out=No
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
         raise TypeError(f"GroupNorm: num_groups must be an int, got {num_groups!r}")
     if hasattr(x, "__cuda_array_interface__"):
-        return _group_norm_cuda(x, num_groups, scale, bias, epsilon, out, stream)
+        with _on_device(x, "GroupNorm", (("out", out), ("scale", scale), ("bias", bias))):
+            return _group_norm_cuda(x, num_groups, scale, bias, epsilon, out, stream)
     x, out = _prepare(x, out, "GroupNorm")
     if x.ndim < 2:
         raise ValueError(f"GroupNorm: X has shape {x.shape}; expected (N, C, ...)")
