@@ -74,11 +74,25 @@ def test_gpu_array_without_a_usable_gpu_is_a_clear_error():
         pytest.skip("a GPU is here: a fake device pointer would fault")
 
     class DeviceArray:  # any array exposing __cuda_array_interface__ (not CuPy, not torch)
-        __cuda_array_interface__ = {"shape": (2, 3, 3), "typestr": "<f4", "data": (4096, False), "version": 3,
-                                    "strides": None}
+        def __init__(self, ptr):
+            self.__cuda_array_interface__ = {"shape": (2, 3, 3), "typestr": "<f4", "data": (ptr, False),
+                                             "version": 3, "strides": None}
 
     with pytest.raises(RuntimeError, match=r"^Inverse: .*CUDA"):
-        kernels.inverse(DeviceArray(), out=DeviceArray())
+        kernels.inverse(DeviceArray(4096), out=DeviceArray(8192))
     with pytest.raises(RuntimeError, match=r"^GroupNorm: .*CUDA"):
-        kernels.group_norm(DeviceArray(), 1, out=DeviceArray())
+        kernels.group_norm(DeviceArray(4096), 1, out=DeviceArray(8192))
+    with pytest.raises(ValueError, match=r"^Inverse: out overlaps X"):
+        kernels.inverse(DeviceArray(4096), out=DeviceArray(4096 + 4))
     assert np.allclose(kernels.inverse(2 * np.eye(3, dtype=np.float32)), np.eye(3) / 2)  # and the next call works
+
+
+def test_out_partly_overlapping_x_is_refused_and_out_equal_to_x_works():
+    buf = np.zeros(2 * 9 + 1, np.float32)
+    x = buf[:18].reshape(2, 3, 3)
+    x[:] = 2 * np.eye(3, dtype=np.float32)
+    with pytest.raises(ValueError, match=r"^Inverse: out overlaps X"):
+        kernels.inverse(x, out=buf[1:19].reshape(2, 3, 3))
+    with pytest.raises(ValueError, match=r"^GroupNorm: out overlaps X"):
+        kernels.group_norm(x, 1, out=buf[1:19].reshape(2, 3, 3))
+    np.testing.assert_allclose(kernels.inverse(x, out=x), np.broadcast_to(np.eye(3) / 2, (2, 3, 3)))

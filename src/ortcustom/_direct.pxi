@@ -25,7 +25,18 @@ cdef tuple _cuda_operand(x, str op, str name):
             acc *= d
         if tuple(reversed(expect)) != tuple(strides) and 0 not in shape:
             raise ValueError(f"{op}: {name} must be C-contiguous")
+    if name == "out" and cai["data"][1]:
+        raise ValueError(f"{op}: out is read-only")
     return cai["data"][0], shape, kind
+
+
+cdef void _check_overlap(str op, size_t xp, size_t yp, size_t nbytes, bint same_ok) except *:
+    """out may be X itself (where `same_ok`) or apart from it, never a part of it: the kernels
+    would read what they have already written."""
+    if nbytes == 0 or (same_ok and xp == yp):
+        return
+    if xp < yp + nbytes and yp < xp + nbytes:
+        raise ValueError(f"{op}: out overlaps X" + ("" if same_ok else "; give a separate array"))
 
 
 cdef object _device_id(a):
@@ -99,6 +110,7 @@ cdef object _inverse_cuda(x, out, stream):
     cdef int64_t n = shape[len(shape) - 1], size = 1
     for d in shape:
         size *= d
+    _check_overlap("Inverse", xp, yp, size * (4, 8, 2)[kind], False)
     if size == 0:
         return out
     cdef void* s = <void*>_cuda_stream(x, stream)
@@ -169,6 +181,7 @@ cdef object _group_norm_cuda(x, int64_t groups, scale, bias, double epsilon, out
         ptrs.append(pp)
     if N * C * S == 0:
         return out
+    _check_overlap("GroupNorm", xp, yp, N * C * S * (4, 8, 2)[kind], True)
     cdef void* s = <void*>_cuda_stream(x, stream)
     cdef const void* xv = <const void*><size_t>xp
     cdef const void* sv = <const void*><size_t>ptrs[0]
@@ -192,6 +205,7 @@ cdef object _prepare(x, out, str op):
     elif not (isinstance(out, np.ndarray) and out.dtype == x.dtype and out.shape == x.shape
               and out.flags.c_contiguous and out.flags.writeable):
         raise ValueError(f"{op}: out must be a writeable C-contiguous {x.dtype} array of shape {x.shape}")
+    _check_overlap(op, x.__array_interface__["data"][0], out.__array_interface__["data"][0], x.nbytes, True)
     return x, out
 
 
