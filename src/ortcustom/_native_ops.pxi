@@ -134,8 +134,8 @@ cdef OrtStatus* inverse_cuda_f16_workspace(const Kernel* k, OrtKernelContext* ct
     if st == NULL:
         st = k.api.GetTensorMemoryInfo(xv, &mem)
     if st == NULL:
-        st = k.api.KernelContext_GetAllocator(ctx, mem, &alloc)
-    if st == NULL:
+        # first, as nothing is held yet: out of memory, ORT's arena throws through here (ORT's
+        # CustomOpKernel::Compute turns that into the run's error)
         st = g_api_optional.KernelContext_GetScratchBuffer(ctx, mem, ws_bytes, &ws)
         if st == NULL and ws == NULL:
             st = k.api.CreateStatus(ORT_FAIL, "no memory returned")
@@ -145,9 +145,11 @@ cdef OrtStatus* inverse_cuda_f16_workspace(const Kernel* k, OrtKernelContext* ct
             release(k.api, st)
             st = op_error(k, msg)
     if st == NULL:
+        st = k.api.KernelContext_GetAllocator(ctx, mem, &alloc)  # the one that frees the workspace
+    if st == NULL:
         st = cuda_result(k, oc_cuda_inverse_f16_ws(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n,
                                                    ws, ws_bytes, stream))
-    if ws != NULL:
+    if ws != NULL and alloc != NULL:
         ok(k.api, k.api.AllocatorFree(alloc, ws))
     if alloc != NULL:
         k.api.ReleaseAllocator(alloc)
