@@ -1,4 +1,7 @@
 """Shared helpers for the tests: sessions of one-node models."""
+import subprocess
+import sys
+
 import numpy as np
 import onnxruntime as ort
 
@@ -19,3 +22,8 @@ def session(op, domain, inputs, *, attrs=None, outputs=None, so=None, **kw):
 def well_conditioned(rng, shape, dtype):
     n = shape[-1]
     return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
+
+
+def run_python(code, env=None, timeout=120):
+    """Runs `code` in a fresh interpreter (a crash there fails the calling test, not the run)."""
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)

@@ -53,12 +53,12 @@ def test_baseline_pass_matches_too():
     import subprocess
     import sys
 
+    from helpers import run_python
     from ortcustom import _customop
 
     here = os.path.dirname(os.path.abspath(__file__))
     env = dict(os.environ, ORTCUSTOM_NO_AVX2="1")
-    isa = subprocess.run([sys.executable, "-c", "from ortcustom import _customop; print(_customop.cpu_isa())"],
-                         env=env, capture_output=True, text=True, check=True).stdout.strip()
+    isa = run_python("from ortcustom import _customop; print(_customop.cpu_isa())", env).stdout.strip()
     assert isa == "baseline", isa
     assert _customop.cpu_isa() in ("avx2+fma", "baseline")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not baseline",

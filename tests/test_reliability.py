@@ -9,9 +9,6 @@ the node, or a documented result), then a good run of the same session that must
 """
 import gc
 import os
-import subprocess
-import sys
-import tempfile
 import threading
 import types
 
@@ -26,7 +23,7 @@ from ortcustom.kernels import group_norm as direct_group_norm
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import for_runtime, make_model
 
-from helpers import CPU, session, well_conditioned
+from helpers import CPU, run_python, session, well_conditioned
 
 InvalidArgument = ort.capi.onnxruntime_pybind11_state.InvalidArgument
 OrtFail = ort.capi.onnxruntime_pybind11_state.Fail
@@ -375,8 +372,7 @@ def test_absent_optional_input_before_a_present_one_does_not_crash():
     # ORT 1.17-1.23 crash (SIGSEGV inside ORT, at session creation) on a custom-op node whose absent
     # optional input is followed by a present one; 1.24+ are fine. In a subprocess, so that on those
     # runtimes this test fails instead of ending the test run.
-    r = subprocess.run([sys.executable, "-c", _ABSENT_MIDDLE_INPUT], capture_output=True, text=True, timeout=120,
-                       cwd=tempfile.gettempdir())  # not the repo root: its ortcustom/ is unbuilt
+    r = run_python(_ABSENT_MIDDLE_INPUT)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (
         f"onnxruntime {ort.__version__}: exit status {r.returncode}\n{r.stderr[-2000:]}")
 
@@ -464,8 +460,7 @@ print("ok")
 
 def test_direct_inverse_api_checks_arguments_and_never_crashes():
     # in a subprocess: a crash here must fail this test, not end the test run
-    r = subprocess.run([sys.executable, "-c", _DIRECT_INVERSE], capture_output=True, text=True, timeout=120,
-                       cwd=tempfile.gettempdir())  # not the repo root: its ortcustom/ is unbuilt
+    r = run_python(_DIRECT_INVERSE)
     assert r.returncode == 0 and r.stdout.strip() == "ok", (
         f"ortcustom.kernels.inverse: exit status {r.returncode}\n{r.stderr[-2000:]}")
 

@@ -1,5 +1,4 @@
 """torch.ops.ortcustom.*: our CPU kernels run by PyTorch (eager, autograd, torch.export)."""
-import subprocess
 import sys
 import types
 
@@ -10,6 +9,7 @@ torch = pytest.importorskip("torch")
 
 import ortcustom  # noqa: E402
 import ortcustom.torch_ops as torch_ops  # noqa: E402  registers torch.ops.ortcustom.*
+from helpers import run_python  # noqa: E402
 
 
 def well_conditioned(shape, dtype=torch.float32, seed=0):
@@ -21,7 +21,7 @@ def well_conditioned(shape, dtype=torch.float32, seed=0):
 def test_import_ortcustom_does_not_import_torch():
     code = ("import sys, ortcustom, ortcustom.ops, ortcustom.kernels, ortcustom.testing\n"
             "assert 'torch' not in sys.modules, 'import ortcustom imported torch'\nprint('ok')")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code)
     assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-2000:]
 
 
@@ -29,7 +29,7 @@ def test_import_ortcustom_does_not_import_torch():
 def test_needs_torch_says_so(module):
     code = (f"import sys; sys.modules['torch'] = None\nimport ortcustom\n"
             f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)\n")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    r = run_python(code)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "needs PyTorch: pip install 'ortcustom[torch]'" in r.stdout
 

@@ -61,6 +61,17 @@ __device__ __forceinline__ void merge(Moments<A>& acc, A nb, A meanb, A m2b) {
   acc.n = n;
 }
 
+// The moments of a warp's 32 lanes, merged into lane 0 (shfl_down tree: a fixed order).
+__device__ __forceinline__ void warp_merge(Moments<double>& m, int lane) {
+#pragma unroll
+  for (int off = 16; off >= 1; off >>= 1) {
+    const double on = __shfl_down_sync(kFullMask, m.n, off);
+    const double om = __shfl_down_sync(kFullMask, m.mean, off);
+    const double o2 = __shfl_down_sync(kFullMask, m.m2, off);
+    if (lane + off < 32) merge(m, on, om, o2);
+  }
+}
+
 // Raw 16-byte vector (VEC > 1) or one scalar (VEC == 1) of storage type S.
 template <class S, int VEC>
 struct Raw {
@@ -142,13 +153,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     }
     // block reduction in double, fixed order (shfl_down tree, then warp partials by warp 0)
     Moments<double> md = {(double)mo.n, (double)mo.mean, (double)mo.m2};
-#pragma unroll
-    for (int off = 16; off >= 1; off >>= 1) {
-      const double on = __shfl_down_sync(kFullMask, md.n, off);
-      const double om = __shfl_down_sync(kFullMask, md.mean, off);
-      const double o2 = __shfl_down_sync(kFullMask, md.m2, off);
-      if (lane + off < 32) merge(md, on, om, o2);
-    }
+    warp_merge(md, lane);
     if (lane == 0) {
       red[0][warp] = md.n;
       red[1][warp] = md.mean;
@@ -158,13 +163,7 @@ __global__ void __launch_bounds__(kMaxThreads)
     if (warp == 0) {
       Moments<double> w = {0.0, 0.0, 0.0};
       if (lane < nwarps) w = {red[0][lane], red[1][lane], red[2][lane]};
-#pragma unroll
-      for (int off = 16; off >= 1; off >>= 1) {
-        const double on = __shfl_down_sync(kFullMask, w.n, off);
-        const double om = __shfl_down_sync(kFullMask, w.mean, off);
-        const double o2 = __shfl_down_sync(kFullMask, w.m2, off);
-        if (lane + off < 32) merge(w, on, om, o2);
-      }
+      warp_merge(w, lane);
       if (lane == 0) {
         fin[0] = w.n;
         fin[1] = w.mean;

@@ -39,9 +39,14 @@ cdef void _check_overlap(str op, size_t xp, size_t yp, size_t nbytes, bint same_
         raise ValueError(f"{op}: out overlaps X" + ("" if same_ok else "; give a separate array"))
 
 
+cdef str _lib(a):
+    """The library of a GPU array, by its type's top-level module: "cupy", "torch" or other."""
+    return type(a).__module__.split(".")[0]
+
+
 cdef object _device_id(a):
     """The CUDA device index of a CuPy array or torch tensor (None for other arrays)."""
-    mod = type(a).__module__.split(".")[0]
+    mod = _lib(a)
     if mod == "cupy":
         return a.device.id
     if mod == "torch":
@@ -57,7 +62,7 @@ cdef object _on_device(x, str op, others):
         d = None if a is None else _device_id(a)
         if dev is not None and d is not None and d != dev:
             raise ValueError(f"{op}: {name} is on GPU {d}, X on GPU {dev}")
-    mod = type(x).__module__.split(".")[0]
+    mod = _lib(x)
     if mod == "cupy":
         import cupy
         return cupy.cuda.Device(dev)
@@ -69,7 +74,7 @@ cdef object _on_device(x, str op, others):
 
 cdef object _cuda_out(x, out, str op):
     if out is None:
-        mod = type(x).__module__.split(".")[0]
+        mod = _lib(x)
         if mod == "cupy":
             import cupy
             return cupy.empty_like(x)
@@ -82,7 +87,7 @@ cdef object _cuda_out(x, out, str op):
 cdef size_t _cuda_stream(x, stream) except? 0:
     if stream is not None:
         return <size_t>int(stream)
-    mod = type(x).__module__.split(".")[0]
+    mod = _lib(x)
     if mod == "cupy":
         import cupy
         return <size_t>cupy.cuda.get_current_stream().ptr
@@ -132,7 +137,7 @@ cdef void _inverse_cuda_f16(x, const void* xv, void* yv, int64_t batch, int64_t 
         return
     # too large for shared memory: a float working copy in a workspace from X's own library, tied
     # to the stream we run on, so that its pool hands the memory out again only in that order
-    mod = type(x).__module__.split(".")[0]
+    mod = _lib(x)
     if mod == "cupy":
         import cupy
         if <size_t>s == <size_t>cupy.cuda.get_current_stream().ptr:
