@@ -228,7 +228,7 @@ struct OrtApi {
     OrtStatusPtr (*GetValueType)(const OrtValue* value, ONNXType* out);
     void (*unused_68)(void); void (*unused_69)(void); void (*unused_70)(void);
     OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out);
-    void (*unused_72)(void);
+    OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out);
     OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
     OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
     OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out);
@@ -445,6 +445,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorShapeElementCount) == 64);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorTypeAndShape) == 65);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetValueType) == 67);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetId) == 72);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetType) == 74);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorAlloc) == 75);

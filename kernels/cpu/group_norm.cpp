@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "ortcustom/half.h"
-#include "ortcustom/kernels.h"
+#include "../kernels.h"
 #include "parallel.h"
 
 #define OC_GROUP_NORM_BODY 1

@@ -30,7 +30,7 @@
 #include <limits>
 
 #include "ortcustom/half.h"
-#include "ortcustom/kernels.h"
+#include "../kernels.h"
 #include "parallel.h"
 
 #define OC_INVERSE_BODY 1

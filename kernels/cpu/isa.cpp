@@ -1,5 +1,5 @@
 // Which pass of the CPU kernels runs on this machine (see OC_X86_DISPATCH in parallel.h).
-#include "ortcustom/kernels.h"
+#include "../kernels.h"
 #include "parallel.h"
 
 extern "C" const char* oc_cpu_isa(void) {

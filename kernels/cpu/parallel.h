@@ -10,7 +10,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "ortcustom/kernels.h"
+#include "../kernels.h"
 
 // OC_X86_DISPATCH: compile the hot code twice, once for the build's baseline (x86-64: SSE2) and
 // once with #pragma GCC target("avx2,fma"), and pick at run time with __builtin_cpu_supports.

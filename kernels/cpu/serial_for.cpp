@@ -1,5 +1,5 @@
 // The serial runner: runs the tasks in order on the calling thread.
-#include "ortcustom/kernels.h"
+#include "../kernels.h"
 
 namespace {
 void oc_serial_run(void* /*runner*/, oc_task_fn fn, size_t n, void* arg) {

@@ -1,7 +1,7 @@
 // Device queries and error strings for the ortcustom CUDA kernels.
 #include <cuda_runtime.h>
 
-#include "ortcustom/kernels_cuda.h"
+#include "../kernels_cuda.h"
 
 extern "C" {
 

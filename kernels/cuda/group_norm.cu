@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "common.cuh"
-#include "ortcustom/kernels_cuda.h"
+#include "../kernels_cuda.h"
 
 namespace oc_cuda {
 namespace {

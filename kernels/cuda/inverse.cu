@@ -27,7 +27,7 @@
 #include <type_traits>
 
 #include "common.cuh"
-#include "ortcustom/kernels_cuda.h"
+#include "../kernels_cuda.h"
 
 namespace oc_cuda {
 namespace {

@@ -5,11 +5,19 @@
     so = ortcustom.session_options(ortcustom.Domain("com.microsoft").add(Inverse))
 """
 from ._build import BUILD as _BUILD
+from .native import load_kernels
 from .reference import reference_ops
 from .registry import Attr, Domain, Input, Op, Output
 from .session import MIN_ORT_VERSION, get_library_path, register, session_options
 
 __version__ = _BUILD["version"]
+
+
+def get_include() -> str:
+    """The directory holding ortcustom/kernel.h (the kernel ABI), kernel.hpp and module.h."""
+    import os
+
+    return os.path.join(os.path.dirname(__file__), "include")
 
 
 def build_info() -> dict:
@@ -25,5 +33,6 @@ def build_info() -> dict:
     }
 
 
-__all__ = ["Attr", "Domain", "Input", "Op", "Output", "build_info", "get_library_path", "reference_ops", "register",
+__all__ = ["Attr", "Domain", "Input", "Op", "Output", "build_info", "get_include", "get_library_path", "load_kernels",
+           "reference_ops", "register",
            "session_options", "MIN_ORT_VERSION", "__version__"]

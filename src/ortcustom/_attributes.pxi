@@ -1,4 +1,12 @@
-# Attributes, read once per kernel (at session creation): declared kind, default, check.
+# Attributes, read once per kernel (at session creation): declared kind, default, check; and
+# handed to native kernels as one block of oc_attr in the kernel's own order.
+from libc.stdint cimport int64_t
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, strlen
+
+from ortcustom._kernel cimport oc_attr_spec, OC_ATTR_INT, OC_ATTR_FLOAT, OC_ATTR_STRING, OC_ATTR_INTS, OC_ATTR_FLOATS
+
+from .registry import coerce_attr
 
 class _AttrError(Exception):
     pass
@@ -34,6 +42,8 @@ cdef object _read_attr(const OrtApi* api, const OrtKernelInfo* info, bytes name,
             release(api, st)
             return _MISSING
         sbuf = <char*>malloc(n + 1)
+        if sbuf == NULL:
+            raise MemoryError()
         try:
             st = api.KernelInfoGetAttribute_string(info, name, sbuf, &n)
             if st != NULL:
@@ -48,6 +58,8 @@ cdef object _read_attr(const OrtApi* api, const OrtKernelInfo* info, bytes name,
             release(api, st)
             return _MISSING
         ibuf = <int64_t*>malloc((n + 1) * sizeof(int64_t))
+        if ibuf == NULL:
+            raise MemoryError()
         try:
             st = api.KernelInfoGetAttributeArray_int64(info, name, ibuf, &n)
             if st != NULL:
@@ -62,6 +74,8 @@ cdef object _read_attr(const OrtApi* api, const OrtKernelInfo* info, bytes name,
             release(api, st)
             return _MISSING
         fbuf = <float*>malloc((n + 1) * sizeof(float))
+        if fbuf == NULL:
+            raise MemoryError()
         try:
             st = api.KernelInfoGetAttributeArray_float(info, name, fbuf, &n)
             if st != NULL:
@@ -100,13 +114,73 @@ cdef dict read_attributes(const OrtApi* api, const OrtKernelInfo* info, op):
     return out
 
 
-cdef void fill_native_attrs(Kernel* k, op, dict attrs):
-    """int and float attributes into the kernel's slots, each kind in declaration order."""
-    cdef int ni = 0, nf = 0
-    for a in op.attrs:
-        if a.kind == "int":
-            k.ints[ni] = attrs[a.name]
-            ni += 1
-        elif a.kind == "float":
-            k.floats[nf] = attrs[a.name]
-            nf += 1
+_KIND_CODES = {"int": OC_ATTR_INT, "float": OC_ATTR_FLOAT, "string": OC_ATTR_STRING, "ints": OC_ATTR_INTS,
+               "floats": OC_ATTR_FLOATS}
+
+
+cdef inline size_t _round8(size_t n) noexcept nogil:
+    return (n + 7) & ~(<size_t>7)
+
+
+cdef oc_attr* make_attrs(const oc_kernel* kd, dict values, int32_t* n_out) except NULL:
+    """The attributes a native kernel reads (kd.attrs, checked against the declaration when the
+    kernel was attached), from `values` (name -> Python value), in one malloc'ed block: the oc_attr
+    array, then the strings and arrays they point to. Freed with free()."""
+    cdef int32_t n = 0, j
+    cdef size_t extra = 0, off, k
+    cdef oc_attr* a
+    cdef char* base
+    cdef bytes sb
+    if kd.attrs != NULL:
+        while kd.attrs[n].name != NULL:
+            n += 1
+    items = []
+    for j in range(n):
+        v = values[kd.attrs[j].name.decode()]
+        if kd.attrs[j].kind == OC_ATTR_STRING:
+            v = v.encode("utf-8")
+            extra += _round8(len(v) + 1)
+        elif kd.attrs[j].kind == OC_ATTR_INTS:
+            extra += _round8(len(v) * sizeof(int64_t))
+        elif kd.attrs[j].kind == OC_ATTR_FLOATS:
+            extra += _round8(len(v) * sizeof(float))
+        items.append(v)
+    off = _round8(max(n, 1) * sizeof(oc_attr))
+    base = <char*>malloc(off + extra)
+    if base == NULL:
+        raise MemoryError()
+    a = <oc_attr*>base
+    for j in range(n):
+        v = items[j]
+        a[j].name = kd.attrs[j].name
+        a[j].kind = kd.attrs[j].kind
+        a[j].count = 1
+        a[j].i = 0
+        a[j].f = 0
+        a[j].s = NULL
+        a[j].ints = NULL
+        a[j].floats = NULL
+        if a[j].kind == OC_ATTR_INT:
+            a[j].i = v
+        elif a[j].kind == OC_ATTR_FLOAT:
+            a[j].f = v
+        elif a[j].kind == OC_ATTR_STRING:
+            sb = v
+            memcpy(base + off, <const char*>sb, len(sb) + 1)
+            a[j].s = base + off
+            a[j].count = len(sb)
+            off += _round8(len(sb) + 1)
+        elif a[j].kind == OC_ATTR_INTS:
+            a[j].ints = <const int64_t*>(base + off)
+            a[j].count = len(v)
+            for k in range(len(v)):
+                (<int64_t*>(base + off))[k] = v[k]
+            off += _round8(len(v) * sizeof(int64_t))
+        else:
+            a[j].floats = <const float*>(base + off)
+            a[j].count = len(v)
+            for k in range(len(v)):
+                (<float*>(base + off))[k] = v[k]
+            off += _round8(len(v) * sizeof(float))
+    n_out[0] = n
+    return a

@@ -16,16 +16,18 @@ from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t, uint16_t
 from libc.stdlib cimport calloc, malloc, free
 from libc.string cimport strlen, memcpy
-from libc.stdio cimport snprintf
 
 from ortcustom._ort cimport *
-from ortcustom._kernels cimport *
+from ortcustom._kernel cimport oc_kernel
 
 import contextlib
 import threading
 
 from .types import onnx_enum, name_of_enum
-from .registry import coerce_attr, Op
+
+cdef extern from "Python.h":
+    int Py_IsInitialized() nogil
+    int _Py_IsFinalizing() nogil
 
 ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
 # The OrtCustomOp `version` we fill in: the fields we rely on (CreateKernelV2, KernelComputeV2,
@@ -33,56 +35,17 @@ ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
 # whose version is above its own API version, so this is also the minimum runtime (1.17).
 cdef int OP_VERSION = 17
 
+g_api = NULL
+g_api_optional = NULL
 
-cdef enum:
-    MAX_RANK = 16           # dims a native kernel's input may have
-    MAX_NATIVE_ATTRS = 8    # int and float attributes a native kernel may declare, each
-
-cdef struct Kernel  # below
-
-# A native op's per-run entry point: reads inputs, allocates outputs, calls the kernel.
-ctypedef OrtStatus* (*native_fn)(const Kernel* k, OrtKernelContext* ctx) noexcept nogil
-
-cdef struct Binding:
-    OrtCustomOp op                       # first member: ORT gives callbacks &op
-    const char* name
-    const char* provider                 # NULL: the CPU provider
-    size_t n_in
-    size_t n_out
-    ONNXTensorElementDataType* in_types
-    ONNXTensorElementDataType* out_types
-    OrtCustomOpInputOutputCharacteristic* in_chars
-    OrtCustomOpInputOutputCharacteristic* out_chars
-    OrtMemType* in_mem
-    int in_min_arity, in_homogeneous, out_min_arity, out_homogeneous
-    int since, until
-    bint guard                           # catch-all for unaccepted types: kernel creation fails
-    native_fn native                     # NULL for Python kernels
-    ONNXTensorElementDataType dtype      # native kernels: element type of the first constraint
-    PyObject* owner                      # the _Binding (kept alive by _interned)
-
-
-
-cdef struct Kernel:
-    const Binding* b
-    const OrtApi* api
-    char* node                           # the node's name, for messages
-    int64_t ints[MAX_NATIVE_ATTRS]       # native kernels: int attributes, in declaration order
-    double floats[MAX_NATIVE_ATTRS]      # native kernels: float attributes, in declaration order
-    PyObject* py                         # Python kernels: (op, attrs, types), owned
-
-# The API table of the runtime that called RegisterCustomOps (shape inference gets none), and
-# the same runtime's table for the optional API-18 entries (NULL on ORT 1.17).
-cdef const OrtApi* g_api = NULL
-cdef const OrtApi* g_api_optional = NULL
-
+# The parts; each declares what it shares in _customop.pxd, so their order does not matter.
 include "_status.pxi"
 include "_tensor.pxi"
-include "_native_ops.pxi"
-include "_python_ops.pxi"
 include "_attributes.pxi"
-include "_shapes.pxi"
+include "_native.pxi"
 include "_direct.pxi"
+include "_python_ops.pxi"
+include "_shapes.pxi"
 
 
 cdef inline Binding* B(const OrtCustomOp* op) noexcept nogil:
@@ -150,17 +113,27 @@ cdef OrtStatus* cb_create_kernel(const OrtCustomOp* op, const OrtApi* api, const
 cdef OrtStatus* cb_compute(void* kernel, OrtKernelContext* ctx) noexcept nogil:
     cdef Kernel* k = <Kernel*>kernel
     if k.b.native != NULL:
-        return k.b.native(k, ctx)
+        return native_compute(k, ctx)
     return python_compute(k, ctx)
 
 
 cdef void cb_destroy(void* kernel) noexcept nogil:
-    cdef Kernel* k = <Kernel*>kernel
+    # No GIL for native kernels: a session may be destroyed while the interpreter shuts down.
+    free_kernel(<Kernel*>kernel)
+
+
+cdef void free_kernel(Kernel* k) noexcept nogil:
     if k == NULL:
         return
+    if k.b.native != NULL and k.b.native.destroy != NULL and k.state != NULL:
+        k.b.native.destroy(k.state)
     if k.py != NULL:
-        with gil:
-            Py_DECREF(<object>k.py)
+        # a Python kernel's state is dropped with the GIL, unless the interpreter is going away
+        # (then it is left to the process's end: taking the GIL there would hang or crash)
+        if Py_IsInitialized() and not _Py_IsFinalizing():
+            with gil:
+                Py_DECREF(<object>k.py)
+    free(k.attrs)
     free(k.node)
     free(k)
 
@@ -169,7 +142,7 @@ cdef OrtStatus* cb_infer_shape(const OrtCustomOp* op, OrtShapeInferContext* ctx)
     # ORT ignores (and leaks) a status returned from here, so nothing is returned: when the
     # declaration cannot say, the output's shape is simply left unknown.
     try:
-        infer_shapes(<_Binding>B(op).owner, ctx)
+        infer_shapes((<_Binding>B(op).owner).op, ctx)
     except BaseException:
         pass
     return NULL
@@ -222,14 +195,9 @@ cdef class _Binding:
                 b.out_min_arity, b.out_homogeneous = o.min_arity, o.homogeneous
         b.since = op.since
         b.until = op.until if op.until is not None else 0x7fffffff
-        if op.native is not None:
-            kinds = [a.kind for a in op.attrs]
-            if any(k not in ("int", "float") for k in kinds) or max(kinds.count("int"), kinds.count("float")) > MAX_NATIVE_ATTRS:
-                raise ValueError(f"op {op.name!r}: native kernels take up to {MAX_NATIVE_ATTRS} int and "
-                                 f"{MAX_NATIVE_ATTRS} float attributes, got {kinds}")
         if op.native is not None and types is not None:
-            b.native = native_lookup(op.native, provider == CUDA_PROVIDER)
-            b.dtype = <ONNXTensorElementDataType><int>onnx_enum(next(iter(types.values()))) if types else ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+            addr = op.kernel.cuda if provider == CUDA_PROVIDER else op.kernel.cpu
+            b.native = <const oc_kernel*><size_t>addr
 
         b.op.version = OP_VERSION
         b.op.GetName = cb_name
@@ -277,24 +245,30 @@ cdef class _Binding:
         except _AttrError as e:
             return status(api, ORT_INVALID_ARGUMENT, f"{where}: {e}")
         cdef Kernel* k = <Kernel*>calloc(1, sizeof(Kernel))
+        cdef OrtStatus* st = NULL
         if k == NULL:
             return status(api, ORT_FAIL, f"{where}: out of memory")
         k.b = self.b
         k.api = api
-        nb = node.encode()
-        k.node = <char*>malloc(len(nb) + 1)
-        if k.node == NULL:
-            free(k)
-            return status(api, ORT_FAIL, f"{where}: out of memory")
-        memcpy(k.node, <const char*>nb, len(nb) + 1)
-        if self.b.native != NULL:
-            fill_native_attrs(k, self.op, attrs)
-        else:
-            from .types import numpy_dtype
-            out_dtypes = tuple(numpy_dtype(self.types.get(o.type, o.type)) for o in self.op.outputs)
-            state = (self.op, attrs, out_dtypes, python_plan(self.op))
-            Py_INCREF(state)
-            k.py = <PyObject*>state
+        try:  # from here on, k is freed on any failure
+            nb = node.encode()
+            k.node = <char*>malloc(len(nb) + 1)
+            if k.node == NULL:
+                raise MemoryError()
+            memcpy(k.node, <const char*>nb, len(nb) + 1)
+            if self.b.native != NULL:
+                k.attrs = make_attrs(self.b.native, attrs, &k.n_attrs)
+                st = native_create(k, k)
+            else:
+                state = python_state(self.op, attrs, self.types)
+                Py_INCREF(state)
+                k.py = <PyObject*>state
+        except BaseException:
+            free_kernel(k)
+            raise
+        if st != NULL:
+            free_kernel(k)
+            return st
         out[0] = k
         return NULL
 
@@ -377,6 +351,10 @@ cdef dict _domains = {}  # (domain name, ops) -> OrtCustomOpDomain*, made by Reg
 # The domains the current register_custom_ops_library call on this thread is for: ORT calls
 # RegisterCustomOps synchronously, on the thread that asked.
 _pending = threading.local()
+# How many `registering` blocks are open, on any thread: RegisterCustomOps with nothing pending on
+# its own thread while one is open elsewhere means the handoff was missed (ORT called it on
+# another thread), not that the library path was given to ORT directly.
+cdef int _registering = 0
 
 
 def _bindings_for(str name, tuple ops):
@@ -392,14 +370,15 @@ CUDA_PROVIDER = "CUDAExecutionProvider"
 
 
 def _make_bindings(tuple ops):
-    """Per op: one binding per type binding (CPU, and CUDA for native kernels when built and for
-    Python kernels declared cuda=True), then
-    the type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel for)."""
+    """Per op: one binding per type binding and provider (CPU, unless a native op has only a CUDA
+    kernel; CUDA for native ops with a CUDA kernel and Python ops declared cuda=True), then the
+    type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel for)."""
     got = []
     for op in ops:
-        for types in op.type_bindings():
-            got.append(_Binding(op, types))
-        if (op.native is not None and ORTCUSTOM_CUDA) or op.cuda:  # op.cuda: a CuPy kernel
+        if op.native is None or op.kernel.cpu:
+            for types in op.type_bindings():
+                got.append(_Binding(op, types))
+        if (op.native is not None and op.kernel.cuda) or op.cuda:  # op.cuda: a CuPy kernel
             for types in op.type_bindings():
                 got.append(_Binding(op, types, CUDA_PROVIDER))
         if op.types:  # last, so that ORT picks the exact bindings first
@@ -413,16 +392,17 @@ def registering(domains):
     pending = [(d.name, d.ops) for d in domains]
     for name, ops in pending:
         _bindings_for(name, ops)  # build them here, where errors are Python exceptions
+    global _registering
     _pending.domains = pending
+    with _interning:
+        _registering += 1
     try:
         yield
     finally:
         _pending.domains = None
+        with _interning:
+            _registering -= 1
 
-
-def native_kernels():
-    """Names of the native kernels compiled into this module."""
-    return frozenset(native_table_names)
 
 
 cdef bint _runtime_at_least(const OrtApiBase* base, int minor):
@@ -450,7 +430,13 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
         g_api_optional = base.GetApi(ORTCUSTOM_ORT_API_OPTIONAL)  # older ORT would print an error
     try:
         domains = getattr(_pending, "domains", None)
-        if domains is None:  # the path was given to ORT directly: the built-in ops, domain "ortcustom"
+        if domains is None:
+            if _registering:
+                return status(api, ORT_FAIL,
+                              "ortcustom: RegisterCustomOps was called on a thread other than the one "
+                              "registering domains (ortcustom.register); the domains were not handed "
+                              "over. Call register_custom_ops_library only through ortcustom.register")
+            # the path was given to ORT directly: the built-in ops, domain "ortcustom"
             from .ops import ALL
             domains = [("ortcustom", tuple(ALL))]
         for name, ops in domains:
@@ -464,6 +450,7 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
                 for bnd in _bindings_for(name, ops):
                     st = api.CustomOpDomain_Add(dom, &bnd.b.op)
                     if st != NULL:
+                        api.ReleaseCustomOpDomain(dom)  # no options refer to it yet
                         return st
                 _domains[(name, ops)] = <size_t>dom
             st = api.AddCustomOpDomain(options, dom)

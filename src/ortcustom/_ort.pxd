@@ -200,6 +200,7 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         OrtStatusPtr (*SetSymbolicDimensions)(OrtTensorTypeAndShapeInfo* info, const char** names, size_t count) noexcept nogil
         # memory info
         OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out) noexcept nogil
+        OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out) noexcept nogil
         OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out) noexcept nogil
         OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out) noexcept nogil
         # type info

@@ -22,18 +22,20 @@
 
 cimport numpy as cnp
 from cpython.object cimport PyObject_Call
+from cpython.ref cimport Py_INCREF
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 import inspect
 import traceback
 import numpy as np
 
-from .types import ELEMENT_TYPES as _ELEMENT_TYPES, name_of_dtype as _name_of_dtype
+from .types import ELEMENT_TYPES as _ELEMENT_TYPES, name_of_dtype as _name_of_dtype, onnx_enum, name_of_enum
 
 cnp.import_array()
 
 cdef enum:
     N_ONNX_TYPES = 32       # ONNX element type enum values we map (all are below this)
-    STACK_INPUTS = 16       # inputs read into a stack array; more are malloc'ed
     BIG_COPY = 1 << 16      # bytes from which a result is copied with the GIL released
     TRACEBACK_FRAMES = 3    # frames of a kernel's traceback in the ORT error
 
@@ -105,6 +107,13 @@ cdef _PyPlan _make_plan(op):
 def python_plan(op):
     """The run-time plan of a Python op (its signature read once), made at kernel creation."""
     return _make_plan(op)
+
+
+cdef object python_state(op, dict attrs, dict types):
+    """What a Python kernel keeps: (op, attrs, output dtypes, plan)."""
+    from .types import numpy_dtype
+    out_dtypes = tuple(numpy_dtype(types.get(o.type, o.type)) for o in op.outputs)
+    return (op, attrs, out_dtypes, _make_plan(op))
 
 
 # ---- the run path ---------------------------------------------------------------------------

@@ -1,4 +1,5 @@
 # Output types and shapes at session creation (InferOutputShapeFn), from the op's declaration.
+from libc.stdint cimport int64_t
 
 cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i):
     """(element type, dims) of input i; dims None when unknown. The info belongs to the context."""
@@ -46,14 +47,13 @@ cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
     return out
 
 
-cdef void infer_shapes(_Binding bnd, OrtShapeInferContext* ctx) except *:
+cdef void infer_shapes(op, OrtShapeInferContext* ctx) except *:
     from .inference import infer_outputs
     cdef const OrtApi* api = g_api
     cdef size_t n_in = 0, i, j
     cdef OrtTensorTypeAndShapeInfo* info
     cdef int64_t dims[MAX_RANK]
     cdef const char* names[MAX_RANK]
-    op = bnd.op
     if api == NULL or not ok(api, api.ShapeInferContext_GetInputCount(ctx, &n_in)):
         return
     ins = [_input_shape(api, ctx, i) for i in range(n_in)]

@@ -1,8 +1,323 @@
-"""The built-in ops' kernels called directly, without ONNX Runtime: NumPy arrays run the CPU
-kernels, arrays on a GPU (CuPy, torch CUDA tensors) the CUDA kernels.
+"""Native kernels called directly, without ONNX Runtime: the same compiled code a session runs.
 
-The same compiled code a session runs; used by the torch.library ops, the tests and the benchmarks.
+    from ortcustom import kernels
+    y = kernels.call(Inverse, x)                 # any native op, by its declaration
+    y = kernels.inverse(x)                       # the built-in ops, by snake_case name
+    y = kernels.group_norm(x, 4, scale, bias, epsilon=1e-5)
+
+Inputs come by position, attributes by keyword (checked as in a session). NumPy arrays (anything
+np.asarray takes) run the CPU kernel, serially; arrays on a GPU (CuPy, torch CUDA tensors: any
+`__cuda_array_interface__`) run the CUDA kernel on `stream` (default: the array library's current
+stream), on the array's GPU. Outputs are new arrays of the input's library, or `out=` (an array,
+or a tuple per output): C-contiguous, writeable, of the output's shape and type, and apart from
+every input unless the kernel declares it may write over that input in place.
 """
-from ._customop import group_norm, inverse
+from __future__ import annotations
 
-__all__ = ["group_norm", "inverse"]
+import re
+
+import numpy as np
+
+from . import _customop
+from .registry import Op, coerce_attr
+from .types import name_of_dtype, numpy_dtype, onnx_enum
+
+_CPU, _CUDA = 0, 1
+
+
+def _lib(a) -> str:
+    """The library of an array, by its type's top-level module: "numpy", "cupy", "torch", ..."""
+    return type(a).__module__.split(".")[0]
+
+
+def _accepts(names) -> str:
+    return ", ".join(str(numpy_dtype(t)) if numpy_dtype(t) is not None else t for t in names)
+
+
+class _Operand:
+    """One input as the kernel sees it: pointer, shape, element type, device, byte range."""
+
+    def __init__(self, op: Op, decl, value, device: int):
+        self.value = value
+        where = f"{op.name}: {decl.name}"
+        if hasattr(value, "__cuda_array_interface__") and not (device == _CUDA and not decl.cpu):
+            raise ValueError(f"{where} is on a GPU; " + ("it must stay in host memory (declared cpu=True)"
+                             if decl.cpu else "give all inputs on the same device"))
+        if device == _CUDA and not decl.cpu:
+            if not hasattr(value, "__cuda_array_interface__"):
+                raise ValueError(f"{where} is in host memory while other inputs are on a GPU")
+            cai = value.__cuda_array_interface__
+            self.dtype = np.dtype(cai["typestr"])
+            self.shape = tuple(cai["shape"])
+            self.ptr = cai["data"][0]
+            strides = cai.get("strides")
+            if strides is not None and 0 not in self.shape and strides != _c_strides(self.shape, self.dtype.itemsize):
+                raise ValueError(f"{where} must be C-contiguous")
+            self.device = _CUDA
+        else:
+            fixed = decl.type not in op.types
+            if fixed and not isinstance(value, (np.ndarray, bool)):
+                value = np.asarray(value, dtype=numpy_dtype(decl.type))
+            arr = np.ascontiguousarray(value)
+            self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
+            self.ptr = arr.__array_interface__["data"][0]
+            self.device = _CPU
+        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        try:
+            self.type = name_of_dtype(self.dtype)
+        except ValueError:
+            self.type = None
+
+
+def _c_strides(shape, item):
+    out, acc = [], item
+    for d in reversed(shape):
+        out.append(acc)
+        acc *= d
+    return tuple(reversed(out))
+
+
+class _Call:
+    """One direct call: what the kernel's host functions (outputs, scratch) need, with the GIL."""
+
+    def __init__(self, op: Op, out_dtypes, like, device: int, device_id: int, stream: int, given, inplace,
+                 operands):
+        self.op_name = op.name
+        self.op = op
+        self.n_outputs = len(op.outputs)
+        self.out_dtypes = out_dtypes
+        self.like, self.device, self.device_id, self.stream = like, device, device_id, stream
+        self.given, self.inplace, self.operands = given, inplace, operands
+        self.results = [None] * self.n_outputs
+        self.keep = []  # scratch memory, alive until the call returns
+        self.error = None
+
+    def output(self, i: int, shape: tuple) -> int:
+        name = self.op.outputs[i].name
+        dtype = self.out_dtypes[i]
+        if self.given is not None and self.given[i] is not None:
+            a = self.given[i]
+            ptr, ashape, adtype, ok = _describe_out(a, self.device)
+            if ashape != shape or adtype != dtype or not ok:
+                raise ValueError(f"{self.op_name}: out must be a writeable C-contiguous {dtype} array of shape "
+                                 f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
+            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            for j, x in enumerate(self.operands):
+                if x is None or nbytes == 0 or x.nbytes == 0 or x.device != self.device:
+                    continue
+                if ptr < x.ptr + x.nbytes and x.ptr < ptr + nbytes:
+                    if ptr == x.ptr and self.inplace[i] == j and x.nbytes == nbytes:
+                        continue
+                    raise ValueError(f"{self.op_name}: out overlaps {self.op.inputs[j].name}; give a separate array")
+            self.results[i] = a
+            return ptr
+        a = _empty(self.like, shape, dtype, self.device)
+        self.results[i] = a
+        ptr, _, _, _ = _describe_out(a, self.device)
+        return ptr
+
+    def scratch(self, nbytes: int) -> int:
+        if self.device == _CPU:
+            buf = np.empty(nbytes + 64, np.uint8)
+            self.keep.append(buf)
+            p = buf.__array_interface__["data"][0]
+            return p + (-p) % 64
+        buf, ptr = _device_scratch(self.like, nbytes, self.stream)
+        self.keep.append(buf)
+        return ptr
+
+
+def _describe_out(a, device):
+    """(pointer, shape, dtype, writeable and C-contiguous) of an output array."""
+    if device == _CUDA:
+        if not hasattr(a, "__cuda_array_interface__"):
+            return 0, None, None, False
+        cai = a.__cuda_array_interface__
+        dt, shape = np.dtype(cai["typestr"]), tuple(cai["shape"])
+        strides = cai.get("strides")
+        ok = not cai["data"][1] and (strides is None or 0 in shape or strides == _c_strides(shape, dt.itemsize))
+        return cai["data"][0], shape, dt, ok
+    if not isinstance(a, np.ndarray):
+        return 0, None, None, False
+    return a.__array_interface__["data"][0], a.shape, a.dtype, a.flags.c_contiguous and a.flags.writeable
+
+
+def _empty(like, shape, dtype, device):
+    if device == _CPU:
+        return np.empty(shape, dtype)
+    mod = _lib(like)
+    if mod == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device.id):
+            return cupy.empty(shape, dtype)
+    if mod == "torch":
+        import torch
+
+        return torch.empty(shape, dtype=getattr(torch, dtype.name), device=like.device)
+    raise ValueError(f"give out= for GPU arrays of type {type(like).__name__} (ortcustom allocates CuPy and "
+                     f"torch arrays)")
+
+
+def _device_scratch(like, nbytes, stream):
+    """Device memory from the array's own library, ordered on `stream` (its pool hands the memory
+    out again only after the kernel's work there)."""
+    mod = _lib(like)
+    if mod == "cupy":
+        import cupy
+
+        with cupy.cuda.Device(like.device.id):
+            if stream == cupy.cuda.get_current_stream().ptr:
+                buf = cupy.empty(nbytes, dtype=cupy.uint8)
+            else:
+                with cupy.cuda.ExternalStream(stream):  # CuPy's pool keeps free lists per stream
+                    buf = cupy.empty(nbytes, dtype=cupy.uint8)
+        return buf, buf.data.ptr
+    if mod == "torch":
+        import torch
+
+        buf = torch.empty(nbytes, dtype=torch.uint8, device=like.device)
+        if stream != torch.cuda.current_stream(like.device).cuda_stream:
+            buf.record_stream(torch.cuda.ExternalStream(stream, device=like.device))
+        return buf, buf.data_ptr()
+    raise ValueError(f"the kernel needs device scratch memory: give CuPy or torch arrays, not "
+                     f"{type(like).__name__}")
+
+
+def _device_and_stream(like, stream):
+    mod = _lib(like)
+    if mod == "cupy":
+        import cupy
+
+        dev = like.device.id
+        if stream is None:
+            with cupy.cuda.Device(dev):
+                stream = cupy.cuda.get_current_stream().ptr
+        return dev, int(stream)
+    if mod == "torch":
+        import torch
+
+        dev = like.device.index
+        if stream is None:
+            stream = torch.cuda.current_stream(like.device).cuda_stream
+        return dev, int(stream)
+    if stream is None:
+        raise ValueError(f"give stream= for GPU arrays of type {type(like).__name__}")
+    return 0, int(stream)
+
+
+def call(op: Op, *inputs, out=None, stream=None, **attrs):
+    """Runs `op`'s native kernel on `inputs` (by position; None for an absent optional one) with
+    the attributes `attrs`; returns its output (a tuple for several)."""
+    if not isinstance(op, Op) or op.kernel is None:
+        raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
+    name = op.name
+    decls = list(op.inputs)
+    if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
+        raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
+    inputs = list(inputs) + [None] * (len(decls) - len(inputs))
+    per_input = [decls[min(i, len(decls) - 1)] for i in range(len(inputs))]
+    for d, v in zip(per_input, inputs):
+        if v is None and not d.optional:
+            raise TypeError(f"{name}: input {d.name} is required")
+    on_gpu = [v for d, v in zip(per_input, inputs) if v is not None and not d.cpu
+              and hasattr(v, "__cuda_array_interface__")]
+    device = _CUDA if on_gpu else _CPU
+    addr = op.kernel.cuda if device == _CUDA else op.kernel.cpu
+    if not addr:
+        kind = "CUDA" if device == _CUDA else "CPU"
+        why = " (this ortcustom was built without CUDA)" if device == _CUDA and not _cuda_built() else ""
+        raise RuntimeError(f"{name}: kernel {op.kernel.name!r} has no {kind} entry{why}")
+    operands = [None if v is None else _Operand(op, d, v, device) for d, v in zip(per_input, inputs)]
+    binding = {}
+    for d, x in zip(per_input, operands):
+        if x is None:
+            continue
+        if x.type is None or (d.type in op.types and x.type not in op.types[d.type]) or (
+                d.type not in op.types and x.type != d.type):
+            allowed = op.types.get(d.type, (d.type,))
+            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed)}")
+        if d.type in op.types and binding.setdefault(d.type, x.type) != x.type:
+            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
+                            f"{numpy_dtype(binding[d.type])} from an earlier input")
+    out_dtypes = []
+    for o in op.outputs:
+        t = binding.get(o.type) if o.type in op.types else o.type
+        if t is None:
+            t = op.types[o.type][0]
+        out_dtypes.append(numpy_dtype(t))
+    values = _attributes(op, attrs)
+    given = None
+    if out is not None:
+        given = tuple(out) if isinstance(out, (tuple, list)) else (out,)
+        if len(given) != len(op.outputs):
+            raise ValueError(f"{name}: out has {len(given)} arrays; the op has {len(op.outputs)} outputs")
+    like, device_id, s = None, 0, 0
+    if device == _CUDA:
+        like = on_gpu[0]
+        device_id, s = _device_and_stream(like, stream)
+    info = (op.kernel.info if device == _CPU or not op.kernel.cpu else _customop.kernel_info(op.kernel.cuda))
+    c = _Call(op, out_dtypes, like, device, device_id, s, given, info["inplace"], operands)
+    desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
+            for x in operands]
+    _customop.run_direct(addr, c, desc, values, device, device_id, s)
+    res = tuple(c.results)
+    return res[0] if len(res) == 1 else res
+
+
+def _attributes(op: Op, given: dict) -> dict:
+    declared = {a.name: a for a in op.attrs}
+    for k in given:
+        if k not in declared:
+            raise TypeError(f"{op.name}: no attribute {k!r}; attributes: {list(declared)}")
+    out = {}
+    for a in op.attrs:
+        if a.name in given:
+            try:
+                v = coerce_attr(a, given[a.name])
+            except TypeError as e:
+                raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
+        elif a.required:
+            raise TypeError(f"{op.name}: attribute {a.name} ({a.kind}) is required")
+        else:
+            v = coerce_attr(a, a.default)
+        if a.check is not None:
+            try:
+                a.check(v)
+            except (TypeError, ValueError) as e:
+                raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
+        out[a.name] = v
+    return out
+
+
+def _cuda_built() -> bool:
+    from . import _kernels
+
+    return _kernels.cuda_built()
+
+
+def snake_case(name: str) -> str:
+    """GroupNorm -> group_norm."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _direct(op: Op):
+    def fn(*inputs, out=None, stream=None, **attrs):
+        return call(op, *inputs, out=out, stream=stream, **attrs)
+
+    fn.__name__ = fn.__qualname__ = snake_case(op.name)
+    sig = ", ".join([i.name + ("=None" if i.optional else "") for i in op.inputs])
+    kw = ", ".join(f"{a.name}={a.default!r}" if not a.required else a.name for a in op.attrs)
+    fn.__doc__ = f"{fn.__name__}({sig}, *, {kw + ', ' if kw else ''}out=None, stream=None)\n\n{op.doc}"
+    return fn
+
+
+def _builtins():
+    from .ops import ALL
+
+    return {snake_case(op.name): _direct(op) for op in ALL if op.kernel is not None}
+
+
+_BUILTINS = _builtins()
+globals().update(_BUILTINS)
+__all__ = ["call", *_BUILTINS]

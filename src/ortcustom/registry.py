@@ -67,8 +67,14 @@ def _fail(op: str, msg: str):
 
 @dataclass(frozen=True, eq=False)
 class Op:
-    """One op declaration. Give `native` (the name of a kernel compiled into ortcustom) or
-    `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`).
+    """One op declaration. Give `native` (a compiled kernel, see ortcustom/kernel.h: "name" for
+    one of ortcustom's, "module:name" for one in your own library, or `load_kernels(path)[name]`)
+    or `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`).
+    The kernel is found, and checked against the declaration, here.
+
+    `torch`: the name of a `torch.library` op ("ns::name") that `ortcustom.torch_ops.register`
+    makes from the declaration, and that exports to this op; `torch_args`: the op's inputs and
+    attributes in the torch op's argument order (default: inputs, then attributes).
 
     Python kernels get inputs as read-only NumPy views of ORT's memory (CuPy arrays on ORT's
     stream for `cuda=True` ops run by the CUDA provider), valid during the call only. A function
@@ -80,13 +86,15 @@ class Op:
     outputs: Sequence[Output]
     types: Mapping[str, Sequence[str]] = field(default_factory=dict)
     attrs: Sequence[Attr] = ()
-    native: str | None = None
+    native: Any = None
     compute: Callable | None = None
     reference: Callable | None = None
     since: int = 1
     until: int | None = None
     cuda: bool = False
     doc: str = ""
+    torch: str | None = None
+    torch_args: Sequence[str] | None = None
 
     def __post_init__(self):
         n = self.name
@@ -101,11 +109,6 @@ class Op:
         if self.cuda and self.compute is None:
             _fail(n, "cuda=True is for Python kernels (compute=): the function then also gets CuPy "
                      "arrays on ORT's CUDA stream when the node runs on CUDAExecutionProvider")
-        if self.native is not None:
-            from . import _customop
-
-            if self.native not in _customop.native_kernels():
-                _fail(n, f"no native kernel {self.native!r}; compiled ones: {sorted(_customop.native_kernels())}")
         if not self.outputs:
             _fail(n, "an op needs at least one output")
         for c, allowed in self.types.items():
@@ -147,9 +150,27 @@ class Op:
             _fail(n, f"since must be an int >= 1, got {self.since!r}")
         if self.until is not None and (not isinstance(self.until, int) or self.until < self.since):
             _fail(n, f"until must be an int >= since ({self.since}), got {self.until!r}")
+        if self.torch_args is not None:
+            object.__setattr__(self, "torch_args", tuple(self.torch_args))
+            known = [i.name for i in self.inputs] + [a.name for a in self.attrs]
+            for a in self.torch_args:
+                if a not in known:
+                    _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
+        if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
+            _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
+        kernel = None
+        if self.native is not None:
+            from . import native
+
+            try:
+                kernel = native.resolve(self.native)
+            except (LookupError, ImportError, OSError, TypeError) as e:
+                _fail(n, str(e))
+            native.check(self, kernel)
+        object.__setattr__(self, "kernel", kernel)  # the found NativeKernel (None: a Python op)
 
     def __repr__(self):
-        kernel = f"native={self.native!r}" if self.native else "compute=<python>"
+        kernel = f"native={self.native!r}" if self.native is not None else "compute=<python>"
         return f"Op({self.name!r}, {kernel}, since={self.since}, until={self.until})"
 
     def type_bindings(self) -> list[dict[str, str]]:

@@ -1,11 +1,14 @@
-/* ortcustom CPU kernels: plain C/C++ entry points over raw contiguous buffers.
- * No Python, no ONNX Runtime types. All functions are thread-safe (no global mutable state),
- * never throw and never fail: inputs are assumed valid (the caller checks shapes). */
+/* The built-in CPU kernels' internal entry points, over raw contiguous buffers: what their ABI
+ * entries (*_op.cpp, written against ortcustom/kernel.h) call once the inputs are checked. Not
+ * installed. All functions are thread-safe (no global mutable state) and never throw: inputs are
+ * assumed valid. */
 #ifndef ORTCUSTOM_KERNELS_H
 #define ORTCUSTOM_KERNELS_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "ortcustom/kernel.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -14,14 +17,13 @@ extern "C" {
 /* Runs fn(arg, i) for every i in [0, n), possibly in parallel, and returns when all are done.
    The glue maps it onto ONNX Runtime's intra-op thread pool (KernelContext_ParallelFor).
    Kernels split their work into n tasks themselves (n may be 1; it is never 0). */
-typedef void (*oc_task_fn)(void* arg, size_t i);
 typedef void (*oc_parallel_for_fn)(void* runner, oc_task_fn fn, size_t n, void* arg);
 typedef struct oc_parallel {
   oc_parallel_for_fn run; /* NULL means: run serially on the calling thread */
   void* runner;
 } oc_parallel;
 
-/* A runner that runs the tasks in order on the calling thread (for direct calls and tests). */
+/* A runner that runs the tasks in order on the calling thread. */
 extern const oc_parallel oc_serial;
 
 /* The instruction set the CPU kernels run with here: "avx2+fma" (x86 with AVX2 and FMA, unless

@@ -1,0 +1,33 @@
+// GroupNorm on the CPU, as an ortcustom kernel (ortcustom/kernel.h): checks, then the one-pass
+// kernel of group_norm.cpp on the host's thread pool.
+#include "../group_norm_op.h"
+#include "../kernels.h"
+#include "runner.h"
+
+namespace {
+
+int group_norm_cpu(oc::Context& ctx) {
+  oc_ops::GroupNormArgs a;
+  if (int rc = oc_ops::group_norm_prepare(ctx, &a)) return rc;
+  if (a.y == nullptr) return OC_OK;
+  const oc_parallel par = oc_cpu::pool(ctx);
+  return oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using S = std::conditional_t<std::is_same_v<T, oc::half>, uint16_t, T>;
+    const S* x = static_cast<const S*>(a.x);
+    const S* scale = static_cast<const S*>(a.scale);
+    const S* bias = static_cast<const S*>(a.bias);
+    S* y = static_cast<S*>(a.y);
+    if constexpr (std::is_same_v<T, float>)
+      oc_group_norm_f32(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+    else if constexpr (std::is_same_v<T, double>)
+      oc_group_norm_f64(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+    else
+      oc_group_norm_f16(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+    return OC_OK;
+  });
+}
+
+}  // namespace
+
+OC_KERNEL(group_norm, cpu, oc_ops::kGroupNormSpec, group_norm_cpu)

@@ -1,0 +1,34 @@
+// GroupNorm on CUDA, as an ortcustom kernel (ortcustom/kernel.h): checks, then group_norm.cu's
+// launcher on the host's stream.
+#include "../group_norm_op.h"
+#include "../kernels_cuda.h"
+
+namespace {
+
+int group_norm_cuda(oc::Context& ctx) {
+  oc_ops::GroupNormArgs a;
+  if (int rc = oc_ops::group_norm_prepare(ctx, &a)) return rc;
+  if (a.y == nullptr) return OC_OK;
+  void* s = ctx.stream();
+  return oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
+    using T = decltype(tag);
+    using S = std::conditional_t<std::is_same_v<T, oc::half>, uint16_t, T>;
+    const S* x = static_cast<const S*>(a.x);
+    const S* scale = static_cast<const S*>(a.scale);
+    const S* bias = static_cast<const S*>(a.bias);
+    S* y = static_cast<S*>(a.y);
+    int err;
+    if constexpr (std::is_same_v<T, float>)
+      err = oc_cuda_group_norm_f32(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, s);
+    else if constexpr (std::is_same_v<T, double>)
+      err = oc_cuda_group_norm_f64(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, s);
+    else
+      err = oc_cuda_group_norm_f16(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, s);
+    if (err == 0) return static_cast<int>(OC_OK);
+    return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", oc_cuda_error_string(err), err);
+  });
+}
+
+}  // namespace
+
+OC_KERNEL(group_norm, cuda, oc_ops::kGroupNormSpec, group_norm_cuda)

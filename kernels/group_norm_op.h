@@ -1,0 +1,73 @@
+// GroupNorm's kernel spec and input checks, shared by its CPU and CUDA entries.
+#ifndef ORTCUSTOM_GROUP_NORM_OP_H
+#define ORTCUSTOM_GROUP_NORM_OP_H
+
+#include "ortcustom/kernel.hpp"
+
+namespace oc_ops {
+
+inline constexpr const char* kGroupNormInputs[] = {"X", "num_groups", "scale", "bias", nullptr};
+inline constexpr const char* kGroupNormOutputs[] = {"Y", nullptr};
+enum { kEpsilon, kNumGroups };  // indices into kGroupNormAttrs
+inline constexpr oc_attr_spec kGroupNormAttrs[] = {
+    {"epsilon", OC_ATTR_FLOAT}, {"num_groups", OC_ATTR_INT}, {nullptr, 0}};
+inline constexpr int32_t kGroupNormTypes[] = {OC_FLOAT, OC_DOUBLE, OC_FLOAT16, 0};
+inline constexpr int32_t kGroupNormInplace[] = {0};  // a group is written after its statistics
+inline constexpr oc::Spec kGroupNormSpec = {kGroupNormInputs, kGroupNormOutputs, kGroupNormAttrs,
+                                            kGroupNormTypes, kGroupNormInplace};
+
+struct GroupNormArgs {
+  const void* x;
+  const void* scale;  // nullptr: 1
+  const void* bias;   // nullptr: 0
+  void* y;            // nullptr: nothing to compute
+  int64_t N, C, S, groups;
+  double eps;
+};
+
+// X (N, C, ...), num_groups (the input, an int64 scalar on the host, else the attribute),
+// scale and bias (C,); allocates Y.
+inline int group_norm_prepare(oc::Context& ctx, GroupNormArgs* a) {
+  const oc_tensor& x = ctx.input(0);
+  const oc_tensor& g = ctx.input(1);
+  a->y = nullptr;
+  if (x.rank < 2) return ctx.bad_shape(0, "X", "expected (N, C, ...): rank 2 or more");
+  a->N = x.shape[0];
+  a->C = x.shape[1];
+  a->S = 1;
+  if (x.size > 0)  // an empty X's dims may multiply past int64, e.g. (0, C, 2**62, 2**62)
+    for (int32_t d = 2; d < x.rank; ++d) a->S *= x.shape[d];
+  if (g.present) {
+    if (g.size != 1) return ctx.bad_shape(1, "num_groups", "expected one int64 value");
+    a->groups = static_cast<const int64_t*>(g.data)[0];
+  } else {
+    a->groups = ctx.attr_int(kNumGroups);
+    if (a->groups == 0)
+      return ctx.fail(OC_INVALID_ARGUMENT,
+                      "give num_groups, as the input num_groups or the attribute num_groups");
+  }
+  if (a->groups <= 0 || a->C % a->groups != 0)
+    return ctx.fail(OC_INVALID_ARGUMENT,
+                    "num_groups must be positive and divide the %lld channels of X, got %lld",
+                    (long long)a->C, (long long)a->groups);
+  const char* names[] = {"scale", "bias"};
+  for (int32_t i = 2; i < 4; ++i) {
+    const oc_tensor& p = ctx.input(i);
+    if (p.present && (p.rank != 1 || p.shape[0] != a->C)) {
+      char what[96];
+      snprintf(what, sizeof what, "expected (C,) = (%lld,), the channels of X", (long long)a->C);
+      return ctx.bad_shape(i, names[i - 2], what);
+    }
+  }
+  if (int rc = ctx.output(0, x, &a->y)) return rc;
+  if (x.size == 0) a->y = nullptr;
+  a->x = x.data;
+  a->scale = ctx.input(2).data;
+  a->bias = ctx.input(3).data;
+  a->eps = ctx.attr_float(kEpsilon);
+  return OC_OK;
+}
+
+}  // namespace oc_ops
+
+#endif  // ORTCUSTOM_GROUP_NORM_OP_H

@@ -1,0 +1,227 @@
+// ortcustom/kernel.hpp: a thin, header-only C++ layer over ortcustom/kernel.h.
+//
+//   static int my_add(oc::Context& ctx) {
+//     const oc_tensor& x = ctx.input(0);
+//     return oc::dispatch<float, double>(ctx, x.dtype, [&](auto tag) {
+//       using T = decltype(tag);
+//       T* y;
+//       if (int rc = ctx.output(0, x, &y)) return rc;
+//       ...
+//       return OC_OK;
+//     });
+//   }
+//   OC_KERNEL(my_add, cpu, kMyAddSpec, my_add)
+//
+// Typed views, element-type dispatch that fails clearly on a type it was not written for, printf
+// style errors, a parallel-for taking lambdas, and OC_KERNEL, which exports the kernel (and, for
+// CUDA, makes the inputs' device current and catches C++ exceptions at the ABI boundary).
+#ifndef ORTCUSTOM_KERNEL_HPP
+#define ORTCUSTOM_KERNEL_HPP
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <exception>
+#include <new>
+#include <type_traits>
+
+#include "ortcustom/kernel.h"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace oc {
+
+// float16 storage: IEEE binary16 bits (ortcustom/half.h converts them).
+struct half {
+  uint16_t bits;
+};
+
+template <class T>
+struct dtype_of;
+template <> struct dtype_of<float> { static constexpr int32_t value = OC_FLOAT; };
+template <> struct dtype_of<double> { static constexpr int32_t value = OC_DOUBLE; };
+template <> struct dtype_of<half> { static constexpr int32_t value = OC_FLOAT16; };
+template <> struct dtype_of<int8_t> { static constexpr int32_t value = OC_INT8; };
+template <> struct dtype_of<uint8_t> { static constexpr int32_t value = OC_UINT8; };
+template <> struct dtype_of<int16_t> { static constexpr int32_t value = OC_INT16; };
+template <> struct dtype_of<uint16_t> { static constexpr int32_t value = OC_UINT16; };
+template <> struct dtype_of<int32_t> { static constexpr int32_t value = OC_INT32; };
+template <> struct dtype_of<uint32_t> { static constexpr int32_t value = OC_UINT32; };
+template <> struct dtype_of<int64_t> { static constexpr int32_t value = OC_INT64; };
+template <> struct dtype_of<uint64_t> { static constexpr int32_t value = OC_UINT64; };
+template <> struct dtype_of<bool> { static constexpr int32_t value = OC_BOOL; };
+
+inline const char* dtype_name(int32_t t) {
+  switch (t) {
+    case OC_FLOAT: return "float";
+    case OC_DOUBLE: return "double";
+    case OC_FLOAT16: return "float16";
+    case OC_BFLOAT16: return "bfloat16";
+    case OC_INT8: return "int8";
+    case OC_UINT8: return "uint8";
+    case OC_INT16: return "int16";
+    case OC_UINT16: return "uint16";
+    case OC_INT32: return "int32";
+    case OC_UINT32: return "uint32";
+    case OC_INT64: return "int64";
+    case OC_UINT64: return "uint64";
+    case OC_BOOL: return "bool";
+    default: return "undefined";
+  }
+}
+
+// "(2, 3)" into buf.
+inline const char* shape_str(const oc_tensor& t, char* buf, size_t cap) {
+  size_t used = 0;
+  int w = snprintf(buf, cap, "(");
+  used = w > 0 ? (size_t)w : 0;
+  for (int32_t i = 0; i < t.rank && used < cap; ++i) {
+    w = snprintf(buf + used, cap - used, "%lld%s", (long long)t.shape[i],
+                 i + 1 < t.rank ? ", " : (t.rank == 1 ? ",)" : ")"));
+    if (w > 0) used += (size_t)w;
+  }
+  if (t.rank == 0 && used < cap) snprintf(buf + used, cap - used, ")");
+  return buf;
+}
+
+class Context {
+ public:
+  explicit Context(oc_context* c) : c_(c) {}
+  oc_context* raw() const { return c_; }
+
+  int32_t n_inputs() const { return c_->n_inputs; }
+  const oc_tensor& input(int32_t i) const { return c_->inputs[i]; }
+  template <class T>
+  const T* data(int32_t i) const { return static_cast<const T*>(c_->inputs[i].data); }
+  // dim d of input i; d < 0 counts from the end.
+  int64_t dim(int32_t i, int32_t d) const {
+    const oc_tensor& t = c_->inputs[i];
+    return t.shape[d < 0 ? t.rank + d : d];
+  }
+
+  // Output i with the given shape; *data is nullptr when the node does not use it (or it is empty).
+  template <class T>
+  int output(int32_t i, const int64_t* shape, int32_t rank, T** data) {
+    void* p = nullptr;
+    int rc = c_->host->output(c_, i, shape, rank, &p);
+    *data = static_cast<T*>(p);
+    return rc;
+  }
+  // Output i shaped like tensor `like`.
+  template <class T>
+  int output(int32_t i, const oc_tensor& like, T** data) {
+    return output(i, like.shape, like.rank, data);
+  }
+
+  const oc_attr& attr(int32_t k) const { return c_->attrs[k]; }
+  int64_t attr_int(int32_t k) const { return c_->attrs[k].i; }
+  double attr_float(int32_t k) const { return c_->attrs[k].f; }
+  const char* attr_string(int32_t k) const { return c_->attrs[k].s; }
+
+  int device_id() const { return c_->device_id; }
+  void* stream() const { return c_->stream; }
+  template <class S>
+  S* state() const { return static_cast<S*>(c_->state); }
+
+  // f(i) for i in [0, n) on the host's pool.
+  template <class F>
+  void parallel_for(size_t n, F&& f) {
+    using Fn = typename std::remove_reference<F>::type;
+    c_->host->parallel_for(c_, n, &call<Fn>, const_cast<void*>(static_cast<const void*>(&f)));
+  }
+
+  int scratch(size_t bytes, void** data) { return c_->host->scratch(c_, bytes, data); }
+
+  // printf-style; returns `code` (OC_INVALID_ARGUMENT for bad input, OC_FAIL otherwise).
+  int fail(int code, const char* fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return c_->host->fail(c_, code, msg);
+  }
+  // "input X has shape (2, 3); <what>"
+  int bad_shape(int32_t i, const char* name, const char* what) {
+    char s[256];
+    return fail(OC_INVALID_ARGUMENT, "input %s has shape %s; %s", name,
+                shape_str(c_->inputs[i], s, sizeof s), what);
+  }
+
+ private:
+  template <class F>
+  static void call(void* f, size_t i) { (*static_cast<F*>(f))(i); }
+  oc_context* c_;
+};
+
+// Calls f(T{}) for the T among Ts whose element type is `dtype`; anything else is an error that
+// names the type (never a silent fall-through to another type's code).
+template <class... Ts, class F>
+int dispatch(Context& ctx, int32_t dtype, F&& f) {
+  int rc = -1;
+  bool hit = ((dtype == dtype_of<Ts>::value ? (rc = f(Ts{}), true) : false) || ...);
+  if (!hit) {
+    return ctx.fail(OC_INVALID_ARGUMENT, "no kernel for element type %s", dtype_name(dtype));
+  }
+  return rc;
+}
+
+// What a kernel declares about itself: checked against the op's declaration when attached.
+struct Spec {
+  const char* const* inputs;
+  const char* const* outputs;
+  const oc_attr_spec* attrs;
+  const int32_t* dtypes;
+  const int32_t* inplace;
+};
+
+namespace detail {
+
+template <int (*Fn)(Context&), int32_t Device>
+int entry(oc_context* c) {
+  Context ctx(c);
+  try {
+#if defined(__CUDACC__)
+    if (Device == OC_CUDA) {
+      int prev = 0;
+      cudaError_t e = cudaGetDevice(&prev);
+      if (e == cudaSuccess && prev != c->device_id) e = cudaSetDevice(c->device_id);
+      if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ctx.fail(OC_FAIL, "cannot use CUDA device %d: %s", c->device_id,
+                        cudaGetErrorString(e));
+      }
+      int rc = Fn(ctx);
+      if (prev != c->device_id) (void)cudaSetDevice(prev);  // the caller's thread as it was
+      return rc;
+    }
+#endif
+    return Fn(ctx);
+  } catch (const std::bad_alloc&) {
+    return ctx.fail(OC_FAIL, "out of memory");
+  } catch (const std::exception& e) {
+    return ctx.fail(OC_FAIL, "%s", e.what());
+  } catch (...) {
+    return ctx.fail(OC_FAIL, "unknown C++ exception");
+  }
+}
+
+}  // namespace detail
+}  // namespace oc
+
+#define OC_DEVICE_cpu OC_CPU
+#define OC_DEVICE_cuda OC_CUDA
+
+// Exports `const oc_kernel* ortcustom_kernel_<name>_<device>(void)` (device: cpu or cuda) whose
+// compute calls `int fn(oc::Context&)`.
+#define OC_KERNEL(name, device, spec, fn)                                                      \
+  extern "C" OC_EXPORT const oc_kernel* ortcustom_kernel_##name##_##device(void) {             \
+    static const oc_kernel k = {OC_ABI_VERSION, OC_DEVICE_##device, #name, (spec).inputs,       \
+                                (spec).outputs, (spec).attrs, (spec).dtypes, (spec).inplace,    \
+                                nullptr, nullptr, &oc::detail::entry<fn, OC_DEVICE_##device>};  \
+    return &k;                                                                                  \
+  }
+
+#endif  // ORTCUSTOM_KERNEL_HPP
