@@ -416,12 +416,12 @@ def cuda_unavailable_reason() -> str | None:
     except Exception as e:
         return f"no usable CUDA GPU ({e})"
     import ortcustom
-    from ortcustom import _customop
+    from ortcustom import _kernels
 
     if not ortcustom.build_info()["cuda"]:
         return "this ortcustom was built without CUDA (build_info()['cuda'] is False)"
-    if _customop.cuda_device_count() == 0:
-        return "ortcustom sees no CUDA device (_customop.cuda_device_count() == 0)"
+    if _kernels.cuda_device_count() == 0:
+        return "ortcustom sees no CUDA device (_kernels.cuda_device_count() == 0)"
     import onnxruntime as ort
 
     if "CUDAExecutionProvider" not in ort.get_available_providers():

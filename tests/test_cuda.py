@@ -7,14 +7,14 @@ import onnxruntime as ort
 import pytest
 
 import ortcustom
-from ortcustom import _customop
+from ortcustom import _kernels, kernels
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import make_model
 
 cp = pytest.importorskip("cupy", reason="needs CuPy (pip install cupy-cuda13x)")
-if not _customop.cuda_built():
+if not _kernels.cuda_built():
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
-if _customop.cuda_device_count() == 0:
+if _kernels.cuda_device_count() == 0:
     pytest.skip("no CUDA GPU or driver on this machine", allow_module_level=True)
 if "CUDAExecutionProvider" not in ort.get_available_providers():
     pytest.skip("this onnxruntime has no CUDA provider (install onnxruntime-gpu)", allow_module_level=True)
@@ -61,7 +61,7 @@ def test_inverse_on_gpu_matches_cupy(dtype, tol, shape):
     if x.size:
         ref = cp.linalg.inv(x.astype(cp.float64))
         cp.testing.assert_allclose(y.astype(cp.float64), ref, rtol=tol, atol=tol)
-        np.testing.assert_allclose(cp.asnumpy(_customop.inverse(x)).astype(np.float64), cp.asnumpy(ref), rtol=tol, atol=tol)
+        np.testing.assert_allclose(cp.asnumpy(kernels.inverse(x)).astype(np.float64), cp.asnumpy(ref), rtol=tol, atol=tol)
 
 
 def test_inverse_singular_on_gpu_is_non_finite():

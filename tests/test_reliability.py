@@ -411,8 +411,8 @@ def test_unknown_attribute_is_ignored():
     (lambda: direct_group_norm(np.ones((2, 4, 3)), 3), ValueError, "divide the 4 channels"),
     (lambda: direct_group_norm(np.ones((2, 4, 3)), 0), ValueError, "must be positive"),
     (lambda: direct_group_norm(np.ones(4), 1), ValueError, "expected \\(N, C, ...\\)"),
-    (lambda: direct_group_norm(np.ones((2, 4, 3)), 2, epsilon=-1), ValueError, "epsilon must be >= 0"),
-    (lambda: direct_group_norm(np.ones((2, 4, 3)), 2, scale=np.ones(3)), ValueError, "scale has shape \\(3,\\)"),
+    (lambda: direct_group_norm(np.ones((2, 4, 3)), 2, epsilon=-1), ValueError, "epsilon=-1.0 is invalid: must be >= 0"),
+    (lambda: direct_group_norm(np.ones((2, 4, 3)), 2, scale=np.ones(3)), ValueError, "scale has shape \\(3\\)"),
     (lambda: direct_group_norm(np.ones((2, 4, 3)), 2, bias=np.ones((1, 4))), ValueError, "bias has shape"),
     (lambda: direct_group_norm(np.ones((2, 4, 3)), 2.5), TypeError, "num_groups"),  # silently truncated to 2
     (lambda: direct_group_norm(np.ones((2, 4, 3)), True), TypeError, "num_groups"),  # taken as 1

@@ -11,7 +11,7 @@ def info() -> int:
     import onnxruntime as ort
 
     import ortcustom
-    from ortcustom import _customop
+    from ortcustom import _customop, _kernels
     from ortcustom.ops import ALL
 
     b = ortcustom.build_info()
@@ -19,10 +19,10 @@ def info() -> int:
     print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]})")
     print(f"  providers available: {', '.join(ort.get_available_providers())}")
     print(f"  ORT API version declared: {b['ort_api_version']}; minimum onnxruntime: {b['min_ort_version']}")
-    print(f"  CPU kernels run with: {_customop.cpu_isa()}")
+    print(f"  CPU kernels run with: {_kernels.cpu_isa()}")
     print(f"  CUDA kernels built: {'yes, for sm ' + ', '.join(b['cuda_archs']) if b['cuda'] else 'no'}")
     if b["cuda"]:
-        n = _customop.cuda_device_count()
+        n = _kernels.cuda_device_count()
         print(f"  CUDA GPUs usable now: {n}" + ("" if n else " (no GPU or no driver: the CPU kernels run)"))
     print(f"  library for register_custom_ops_library: {ortcustom.get_library_path()}")
     print("  built-in ops (ortcustom.ops):")

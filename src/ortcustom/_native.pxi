@@ -34,6 +34,7 @@ cdef struct OrtRun:
     oc_context c                    # first member: the host functions get their OrtRun back
     const Kernel* k
     OrtKernelContext* ctx
+    size_t node_outputs             # outputs the node has (trailing optional ones may be omitted)
     const OrtMemoryInfo* mem        # the device memory of the first device input (scratch)
     OrtAllocator* alloc             # frees the scratch buffers
     void* scratch[MAX_SCRATCH]
@@ -65,8 +66,10 @@ cdef int run_output(oc_context* c, int32_t i, const int64_t* shape, int32_t rank
     cdef char msg[128]
     data[0] = NULL
     if i < 0 or i >= c.n_outputs:
-        snprintf(msg, sizeof(msg), "the kernel asked for output %d; the node has %d", i, c.n_outputs)
+        snprintf(msg, sizeof(msg), "the kernel asked for output %d; the op has %d", i, c.n_outputs)
         return run_fail(c, OC_FAIL, msg)
+    if <size_t>i >= r.node_outputs:  # an optional output the node omits
+        return OC_OK
     cdef OrtStatus* st = get_output(r.k, r.ctx, i, shape, rank, data)
     if st != NULL:
         data[0] = NULL
@@ -159,6 +162,11 @@ cdef OrtStatus* native_compute(const Kernel* k, OrtKernelContext* ctx) noexcept 
         st = k.api.KernelContext_GetOutputCount(ctx, &n_out)
     if st != NULL:
         return st
+    if n_in < k.b.n_in:  # trailing optional inputs the node omits: the kernel sees them absent
+        n_in = k.b.n_in
+    r.node_outputs = n_out
+    if n_out < k.b.n_out:
+        n_out = k.b.n_out
     if n_in > STACK_INPUTS:
         ts = <Tensor*>malloc(n_in * sizeof(Tensor))
         ins = <oc_tensor*>malloc(n_in * sizeof(oc_tensor))

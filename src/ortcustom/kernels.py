@@ -5,7 +5,7 @@
     y = kernels.inverse(x)                       # the built-in ops, by snake_case name
     y = kernels.group_norm(x, 4, scale, bias, epsilon=1e-5)
 
-Inputs come by position, attributes by keyword (checked as in a session). NumPy arrays (anything
+Inputs come by position (or by name), attributes by keyword (checked as in a session). NumPy arrays (anything
 np.asarray takes) run the CPU kernel, serially; arrays on a GPU (CuPy, torch CUDA tensors: any
 `__cuda_array_interface__`) run the CUDA kernel on `stream` (default: the array library's current
 stream), on the array's GPU. Outputs are new arrays of the input's library, or `out=` (an array,
@@ -55,9 +55,8 @@ class _Operand:
                 raise ValueError(f"{where} must be C-contiguous")
             self.device = _CUDA
         else:
-            fixed = decl.type not in op.types
-            if fixed and not isinstance(value, (np.ndarray, bool)):
-                value = np.asarray(value, dtype=numpy_dtype(decl.type))
+            if decl.type not in op.types and isinstance(value, int) and not isinstance(value, bool):
+                value = np.asarray(value, dtype=numpy_dtype(decl.type))  # a Python int for an int input
             arr = np.ascontiguousarray(value)
             self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
             self.ptr = arr.__array_interface__["data"][0]
@@ -216,6 +215,12 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
         raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
     inputs = list(inputs) + [None] * (len(decls) - len(inputs))
+    attr_names = {a.name for a in op.attrs}
+    for i, d in enumerate(decls):  # an input by keyword (a name that is also an attribute's is the attribute)
+        if d.name in attrs and d.name not in attr_names:
+            if inputs[i] is not None:
+                raise TypeError(f"{name}: input {d.name} given twice")
+            inputs[i] = attrs.pop(d.name)
     per_input = [decls[min(i, len(decls) - 1)] for i in range(len(inputs))]
     for d, v in zip(per_input, inputs):
         if v is None and not d.optional:

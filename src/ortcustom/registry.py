@@ -153,8 +153,8 @@ class Op:
         if self.torch_args is not None:
             object.__setattr__(self, "torch_args", tuple(self.torch_args))
             known = [i.name for i in self.inputs] + [a.name for a in self.attrs]
-            for a in self.torch_args:
-                if a not in known:
+            for a in self.torch_args:  # "decl_name" or "torch_name=decl_name"
+                if (a.partition("=")[2] or a) not in known:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")

@@ -1,19 +1,20 @@
-"""The built-in ops as PyTorch operators: `torch.ops.ortcustom.inverse`, `torch.ops.ortcustom.group_norm`.
+"""Native ops as PyTorch operators, derived from their declarations.
 
     import torch, ortcustom.torch_ops
     y = torch.ops.ortcustom.inverse(x)                       # our CPU kernel, on x's memory
     z = torch.ops.ortcustom.group_norm(x, 4, weight, bias, 1e-5)
+    ortcustom.torch_ops.register(MyOp)                       # an op of yours with Op(torch="ns::name")
 
-Each is a `torch.library.custom_op` that runs the same compiled kernel as an ONNX Runtime session
-(`ortcustom.kernels`), reading the input tensors' memory and writing straight into the output
-tensor (no copies for contiguous inputs). Each has a fake (meta) implementation, so
-`torch.export`, `torch.compile` and both ONNX exporters trace it, and `ortcustom.export.export`
-turns it into the same op in ONNX with nothing more to register: one kernel, two runtimes.
-
-Both have autograd formulas (inverse: -Y^T dY Y^T; group_norm: PyTorch's own backward, recomputed).
-CUDA tensors run our CUDA kernels (on torch's current stream) when this ortcustom was built with
-CUDA; otherwise, and for any other device, NotImplementedError (never a silent copy to the host).
-Importing this module needs torch; `import ortcustom` does not import it.
+`register(op)` defines the `torch.library` op named by `op.torch`, with the schema derived from the
+declaration (`op.torch_args`: inputs become Tensor / Tensor?, attributes int / float / str /
+int[] / float[] with their defaults; "torch_name=decl_name" renames an argument), an eager kernel
+that runs the op's native kernel through `ortcustom.kernels` (CPU tensors as NumPy views: no copy
+for contiguous ones; CUDA tensors on torch's current stream, in a CUDA build), and a fake
+(meta) implementation from the outputs' declared shapes, so `torch.export` and both ONNX exporters
+trace it, and `ortcustom.export` turns it into the same ORT op: one kernel, two runtimes.
+Tensors on any other device raise NotImplementedError (never a silent copy to the host).
+The built-in ops (with autograd formulas) are registered on import. Importing this module needs
+torch; `import ortcustom` does not import it.
 """
 from __future__ import annotations
 
@@ -22,9 +23,15 @@ try:
 except ImportError as e:  # pragma: no cover - exercised only without torch
     raise ImportError("ortcustom.torch_ops needs PyTorch: pip install 'ortcustom[torch]'") from e
 
-from . import kernels
+import threading
 
-_DTYPES = (torch.float32, torch.float64, torch.float16)
+import numpy as np
+
+from . import kernels
+from .registry import Op
+from .types import numpy_dtype
+
+_KIND_SCHEMA = {"int": "int", "float": "float", "string": "str", "ints": "int[]", "floats": "float[]"}
 
 
 def _cuda_built() -> bool:
@@ -45,40 +52,130 @@ def _check_device(op: str, name: str, t: torch.Tensor) -> None:
         f"the CPU (tensor.cpu()) or use the equivalent torch op.")
 
 
-def _operand(op: str, name: str, t: torch.Tensor, dtype=None):
+def _operand(op: str, name: str, t: torch.Tensor, accepts=None):
     """What the kernel reads: a NumPy view (CPU) or the tensor itself (CUDA), contiguous, detached."""
     _check_device(op, name, t)
-    if t.dtype not in _DTYPES:
-        raise TypeError(f"ortcustom::{op}: {name} has dtype {t.dtype}; accepts float32, float64, float16")
-    t = t.detach()
-    if dtype is not None:
-        t = t.to(dtype)
-    t = t.contiguous()
+    if accepts is not None and t.dtype not in accepts:
+        raise TypeError(f"ortcustom::{op}: {name} has dtype {t.dtype}; accepts "
+                        f"{', '.join(str(d).replace('torch.', '') for d in accepts)}")
+    t = t.detach().contiguous()
     return t.numpy() if t.device.type == "cpu" else t
 
 
-def _output(like: torch.Tensor):
-    """A new contiguous tensor like `like`, and what the kernel writes into (NumPy view on CPU)."""
-    y = torch.empty(like.shape, dtype=like.dtype, device=like.device)
-    return y, (y.numpy() if y.device.type == "cpu" else y)
+def _torch_dtype(type_name: str):
+    dt = numpy_dtype(type_name)
+    return None if dt is None else getattr(torch, dt.name, None)
 
 
-@torch.library.custom_op("ortcustom::inverse", mutates_args=())
-def inverse(x: torch.Tensor) -> torch.Tensor:
-    """Inverse of each square matrix in the last two dimensions (ortcustom's Inverse kernel)."""
-    xa = _operand("inverse", "x", x)
-    y, ya = _output(x)
-    kernels.inverse(xa, out=ya)  # CUDA tensors: on torch's current stream
-    return y
+class _Signature:
+    """The torch argument list of an op: (torch name, declaration name, input index or None)."""
+
+    def __init__(self, op: Op):
+        targets = op.torch_args or tuple([i.name for i in op.inputs] + [a.name for a in op.attrs])
+        attrs = {a.name: a for a in op.attrs}
+        inputs = {i.name: n for n, i in enumerate(op.inputs)}
+        self.args, parts = [], []
+        for t in targets:
+            tname, _, decl = t.partition("=")
+            decl = decl or tname
+            if decl in attrs:  # a name that is both an input and an attribute: the attribute
+                a = attrs[decl]
+                default = "" if a.required else f"={_schema_default(a.default)}"
+                parts.append(f"{_KIND_SCHEMA[a.kind]} {tname}{default}")
+                self.args.append((tname, decl, None))
+            else:
+                i = op.inputs[inputs[decl]]
+                parts.append(f"Tensor? {tname}=None" if i.optional else f"Tensor {tname}")
+                self.args.append((tname, decl, inputs[decl]))
+        ret = "Tensor" if len(op.outputs) == 1 else "(" + ", ".join("Tensor" for _ in op.outputs) + ")"
+        self.schema = f"({', '.join(parts)}) -> {ret}"
 
 
-@inverse.register_fake
-def _inverse_fake(x):
-    torch._check(x.dim() >= 2, lambda: f"ortcustom::inverse: x has shape {tuple(x.shape)}; expected (..., N, N)")
-    torch._check(x.shape[-1] == x.shape[-2],
-                 lambda: f"ortcustom::inverse: x has shape {tuple(x.shape)}; expected (..., N, N)")
-    return torch.empty_like(x, memory_format=torch.contiguous_format)
+def _schema_default(v):
+    if isinstance(v, str):
+        return '"' + v.replace('"', '\\"') + '"'
+    if isinstance(v, (tuple, list)):
+        return "[" + ", ".join(str(x) for x in v) + "]"
+    return repr(v)
 
+
+_lock = threading.Lock()
+_registered: dict[str, object] = {}  # qualified name -> torch.ops overload packet
+_libs: list = []                     # the torch.library.Library objects, kept alive
+
+
+def register(op: Op):
+    """Defines `torch.ops.<op.torch>` from `op`'s declaration (once; later calls return it)."""
+    if not isinstance(op, Op) or op.kernel is None:
+        raise TypeError(f"torch_ops.register takes an Op with a native kernel, got {op!r}")
+    if not op.torch:
+        raise ValueError(f"op {op.name!r} declares no torch name: give Op(..., torch='namespace::name')")
+    with _lock:
+        if op.torch in _registered:
+            return _registered[op.torch]
+        ns, name = op.torch.split("::", 1)
+        sig = _Signature(op)
+        lib = torch.library.Library(ns, "FRAGMENT")
+        lib.define(name + sig.schema)
+        impl = _eager(op, sig)
+        lib.impl(name, impl, "CPU")
+        if op.kernel.cuda:
+            lib.impl(name, impl, "CUDA")
+        torch.library.register_fake(op.torch, _fake(op, sig), lib=lib)
+        if op.torch in _AUTOGRAD:
+            setup, backward = _AUTOGRAD[op.torch]
+            torch.library.register_autograd(op.torch, backward, setup_context=setup, lib=lib)
+        _libs.append(lib)
+        packet = getattr(getattr(torch.ops, ns), name)
+        _registered[op.torch] = packet
+        return packet
+
+
+def _eager(op: Op, sig: _Signature):
+    short = op.torch.split("::", 1)[1]
+    accepts = {}
+    for i in op.inputs:
+        types = op.types.get(i.type, (i.type,))
+        accepts[i.name] = tuple(d for d in (_torch_dtype(t) for t in types) if d is not None)
+
+    def impl(*args):
+        inputs = [None] * len(op.inputs)
+        attrs = {}
+        device = None
+        for (tname, decl, idx), v in zip(sig.args, args):
+            if idx is None:
+                attrs[decl] = v
+            elif v is not None:
+                if device is not None and v.device != device:
+                    raise ValueError(f"ortcustom::{short}: {tname} is on {v.device}, the first tensor on {device}")
+                device = device or v.device
+                inputs[idx] = _operand(short, tname, v, accepts[decl])
+        out = kernels.call(op, *inputs, **attrs)
+        outs = out if isinstance(out, tuple) else (out,)
+        res = tuple(torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outs)
+        return res[0] if len(res) == 1 else res
+
+    return impl
+
+
+def _fake(op: Op, sig: _Signature):
+    names = {decl: i for i, (_, decl, idx) in enumerate(sig.args) if idx is not None}
+
+    def fake(*args):
+        outs = []
+        for o in op.outputs:
+            if not isinstance(o.shape, str) or o.shape not in names:
+                raise NotImplementedError(f"ortcustom::{op.torch}: output {o.name} declares no shape=<input name>; "
+                                          f"its fake cannot be derived")
+            like = args[names[o.shape]]
+            dtype = like.dtype if o.type in op.types else _torch_dtype(o.type)
+            outs.append(torch.empty(like.shape, dtype=dtype, device=like.device))
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    return fake
+
+
+# ---- autograd formulas of the built-in ops -----------------------------------------------------
 
 def _inverse_setup(ctx, inputs, output):
     ctx.save_for_backward(output)
@@ -88,34 +185,6 @@ def _inverse_backward(ctx, grad):
     (y,) = ctx.saved_tensors
     yt = y.mT
     return -(yt @ grad @ yt)
-
-
-inverse.register_autograd(_inverse_backward, setup_context=_inverse_setup)
-
-
-@torch.library.custom_op("ortcustom::group_norm", mutates_args=())
-def group_norm(input: torch.Tensor, num_groups: int, weight: torch.Tensor | None = None,
-               bias: torch.Tensor | None = None, eps: float = 1e-5) -> torch.Tensor:
-    """torch.nn.functional.group_norm(input, num_groups, weight, bias, eps) by ortcustom's GroupNorm kernel."""
-    for name, p in (("weight", weight), ("bias", bias)):
-        if p is not None and p.device != input.device:
-            raise ValueError(f"ortcustom::group_norm: {name} is on {p.device}, input on {input.device}")
-    xa = _operand("group_norm", "input", input)
-    wa = _operand("group_norm", "weight", weight, input.dtype) if weight is not None else None
-    ba = _operand("group_norm", "bias", bias, input.dtype) if bias is not None else None
-    y, ya = _output(input)
-    kernels.group_norm(xa, num_groups, wa, ba, eps, out=ya)
-    return y
-
-
-@group_norm.register_fake
-def _group_norm_fake(input, num_groups, weight=None, bias=None, eps=1e-5):
-    torch._check(input.dim() >= 2, lambda: f"ortcustom::group_norm: input has shape {tuple(input.shape)}; "
-                                           f"expected (N, C, ...)")
-    torch._check(num_groups > 0 and input.shape[1] % num_groups == 0,
-                 lambda: f"ortcustom::group_norm: num_groups must be positive and divide the "
-                         f"{input.shape[1]} channels, got {num_groups}")
-    return torch.empty_like(input, memory_format=torch.contiguous_format)
 
 
 def _group_norm_setup(ctx, inputs, output):
@@ -135,6 +204,18 @@ def _group_norm_backward(ctx, grad):
     return out[0], None, out[1], out[2], None
 
 
-group_norm.register_autograd(_group_norm_backward, setup_context=_group_norm_setup)
+_AUTOGRAD = {  # inverse: -Y^T dY Y^T; group_norm: PyTorch's own backward, recomputed
+    "ortcustom::inverse": (_inverse_setup, _inverse_backward),
+    "ortcustom::group_norm": (_group_norm_setup, _group_norm_backward),
+}
 
-__all__ = ["group_norm", "inverse"]
+
+def _register_builtins():
+    from .kernels import snake_case
+    from .ops import ALL
+
+    return {snake_case(op.name): register(op) for op in ALL if op.torch}
+
+
+globals().update(_register_builtins())
+__all__ = ["register", "group_norm", "inverse"]

@@ -206,19 +206,18 @@ DEFAULT_OPS = ("inverse",)
 
 
 def _torch_library_mapping(op: Op, domain: str) -> OpMapping:
-    from .. import torch_ops  # registers torch.ops.ortcustom.*
+    """op's own torch.library op (Op(torch=...)) -> op, its arguments as the declaration orders them."""
+    from .. import torch_ops
 
-    if op is Inverse:
-        return OpMapping(torch_ops.inverse, Inverse, domain)
-    if op is GroupNorm:
-        return OpMapping(torch_ops.group_norm, GroupNorm, domain,
-                         args=("X", "num_groups", "scale", "bias", "epsilon"))
-    raise ValueError(f"no torch.library op for {op!r}")  # pragma: no cover
+    packet = torch_ops.register(op)
+    args = [t.partition("=")[2] or t for t in op.torch_args] if op.torch_args else None
+    return OpMapping(packet, op, domain, args=args)
 
 
 def resolve(ops: Iterable | None) -> list[OpMapping]:
     """The mappings to export with: `ops` (OpMapping objects or built-in names, see BUILTIN), plus
-    torch.ops.ortcustom.* -> our ops, always (in the domain `ops` gives that op, else the default)."""
+    each built-in op's own torch op (torch.ops.ortcustom.*) -> that op, always (in the domain `ops`
+    gives that op, else the default)."""
     if ops is None:
         ops = DEFAULT_OPS
     if isinstance(ops, (str, OpMapping)):
@@ -239,9 +238,8 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
             if t in seen and seen[t] is not m:
                 raise ValueError(f"{t} is mapped twice: to {seen[t].node} and to {m.node}")
             seen[t] = m
-    for op in (Inverse, GroupNorm):
-        qual = f"ortcustom::{'inverse' if op is Inverse else 'group_norm'}"
-        if qual in seen:
+    for op in BUILTIN_OPS:  # ops that declare their torch op (Op(torch=...)) export to themselves
+        if not op.torch or op.torch in seen:
             continue
         domain = next((m.domain for m in out if m.base is op and m.name == op.name), DEFAULT_DOMAINS[op.name])
         out.append(_torch_library_mapping(op, domain))

@@ -42,6 +42,8 @@ GroupNorm = Op(
                 doc="used when the num_groups input is absent")],
     native="group_norm",
     reference=_reference,
+    torch="ortcustom::group_norm",  # (input, num_groups, weight, bias, eps), as F.group_norm
+    torch_args=("input=X", "num_groups", "weight=scale", "bias", "eps=epsilon"),
     doc="Y = (X - mean) / sqrt(var + epsilon) * scale[c] + bias[c], mean and (biased) variance over "
         "each (n, group) of C / num_groups channels, as torch.nn.functional.group_norm.",
 )

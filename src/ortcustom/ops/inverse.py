@@ -15,6 +15,8 @@ Inverse = Op(
     types={"T": ("float", "double", "float16")},
     native="inverse",
     reference=_reference,
+    torch="ortcustom::inverse",
+    torch_args=("x=X",),
     doc="Y[..., :, :] = inverse of X[..., :, :] (LU with partial pivoting; float16 computed in "
         "float). Singular matrices give inf/nan, like ORT's built-in Inverse.",
 )

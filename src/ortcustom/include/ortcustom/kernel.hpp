@@ -79,7 +79,7 @@ inline const char* shape_str(const oc_tensor& t, char* buf, size_t cap) {
   used = w > 0 ? (size_t)w : 0;
   for (int32_t i = 0; i < t.rank && used < cap; ++i) {
     w = snprintf(buf + used, cap - used, "%lld%s", (long long)t.shape[i],
-                 i + 1 < t.rank ? ", " : (t.rank == 1 ? ",)" : ")"));
+                 i + 1 < t.rank ? ", " : ")");
     if (w > 0) used += (size_t)w;
   }
   if (t.rank == 0 && used < cap) snprintf(buf + used, cap - used, ")");
