@@ -33,7 +33,8 @@ const char* oc_cpu_isa(void);
 /* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).
    Gauss-Jordan elimination with partial (row) pivoting, blocked for large n. Singular matrices
    give inf/nan in their output (division by a zero pivot), never a crash or an error.
-   in and out never alias. batch may be 0. n >= 1. */
+   out may be in itself (each matrix is read before it is written) or not overlap it. batch may
+   be 0. n >= 1. */
 void oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par);
 void oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par);
 /* float16 as IEEE binary16 bits; computed in float. */

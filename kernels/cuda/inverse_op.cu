@@ -40,4 +40,4 @@ int inverse_cuda(oc::Context& ctx) {
 
 }  // namespace
 
-OC_KERNEL(inverse, cuda, oc_ops::kInverseSpec, inverse_cuda)
+OC_KERNEL(inverse, cuda, oc_ops::kInverseSpecCuda, inverse_cuda)
