@@ -5,6 +5,7 @@
 # names the op and the node.
 from libc.stdint cimport int32_t, int64_t, uint32_t
 from libc.stdlib cimport malloc, free
+from libc.stdio cimport snprintf
 from libc.string cimport strncpy
 
 from ortcustom._kernel cimport *

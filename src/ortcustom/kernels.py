@@ -14,13 +14,16 @@ every input unless the kernel declares it may write over that input in place.
 """
 from __future__ import annotations
 
+import math
 import re
 
 import numpy as np
 
 from . import _customop
 from .registry import Op, coerce_attr
-from .types import name_of_dtype, numpy_dtype, onnx_enum
+from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
+
+_TYPE_OF_DTYPE = {dt: name for name, (_, dt) in ELEMENT_TYPES.items() if dt is not None}
 
 _CPU, _CUDA = 0, 1
 
@@ -37,35 +40,34 @@ def _accepts(names) -> str:
 class _Operand:
     """One input as the kernel sees it: pointer, shape, element type, device, byte range."""
 
+    __slots__ = ("value", "dtype", "shape", "ptr", "device", "nbytes", "type")
+
     def __init__(self, op: Op, decl, value, device: int):
         self.value = value
-        where = f"{op.name}: {decl.name}"
-        if hasattr(value, "__cuda_array_interface__") and not (device == _CUDA and not decl.cpu):
-            raise ValueError(f"{where} is on a GPU; " + ("it must stay in host memory (declared cpu=True)"
-                             if decl.cpu else "give all inputs on the same device"))
         if device == _CUDA and not decl.cpu:
             if not hasattr(value, "__cuda_array_interface__"):
-                raise ValueError(f"{where} is in host memory while other inputs are on a GPU")
+                raise ValueError(f"{op.name}: {decl.name} is in host memory while other inputs are on a GPU")
             cai = value.__cuda_array_interface__
             self.dtype = np.dtype(cai["typestr"])
             self.shape = tuple(cai["shape"])
             self.ptr = cai["data"][0]
             strides = cai.get("strides")
             if strides is not None and 0 not in self.shape and strides != _c_strides(self.shape, self.dtype.itemsize):
-                raise ValueError(f"{where} must be C-contiguous")
+                raise ValueError(f"{op.name}: {decl.name} must be C-contiguous")
             self.device = _CUDA
         else:
-            if decl.type not in op.types and isinstance(value, int) and not isinstance(value, bool):
+            if hasattr(value, "__cuda_array_interface__"):
+                raise ValueError(f"{op.name}: {decl.name} is on a GPU; " + (
+                    "it must stay in host memory (declared cpu=True)" if decl.cpu else
+                    "give all inputs on the same device"))
+            if type(value) is int and decl.type not in op.types:
                 value = np.asarray(value, dtype=numpy_dtype(decl.type))  # a Python int for an int input
-            arr = np.ascontiguousarray(value)
+            arr = value if type(value) is np.ndarray and value.flags.c_contiguous else np.ascontiguousarray(value)
             self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
-            self.ptr = arr.__array_interface__["data"][0]
+            self.ptr = arr.ctypes.data
             self.device = _CPU
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-        try:
-            self.type = name_of_dtype(self.dtype)
-        except ValueError:
-            self.type = None
+        self.nbytes = math.prod(self.shape) * self.dtype.itemsize
+        self.type = _TYPE_OF_DTYPE.get(self.dtype)
 
 
 def _c_strides(shape, item):
@@ -100,7 +102,7 @@ class _Call:
             if ashape != shape or adtype != dtype or not ok:
                 raise ValueError(f"{self.op_name}: out must be a writeable C-contiguous {dtype} array of shape "
                                  f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
-            nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+            nbytes = math.prod(shape) * dtype.itemsize
             for j, x in enumerate(self.operands):
                 if x is None or nbytes == 0 or x.nbytes == 0 or x.device != self.device:
                     continue
@@ -138,7 +140,7 @@ def _describe_out(a, device):
         return cai["data"][0], shape, dt, ok
     if not isinstance(a, np.ndarray):
         return 0, None, None, False
-    return a.__array_interface__["data"][0], a.shape, a.dtype, a.flags.c_contiguous and a.flags.writeable
+    return a.ctypes.data, a.shape, a.dtype, a.flags.c_contiguous and a.flags.writeable
 
 
 def _empty(like, shape, dtype, device):
@@ -205,29 +207,52 @@ def _device_and_stream(like, stream):
     return 0, int(stream)
 
 
+class _Plan:
+    """What a direct call of an op needs that does not change between calls (made once per op)."""
+
+    def __init__(self, op: Op):
+        self.decls = tuple(op.inputs)
+        self.attrs = {a.name: a for a in op.attrs}
+        self.by_keyword = {d.name: i for i, d in enumerate(self.decls) if d.name not in self.attrs}
+        self.defaults = {a.name: _checked_attr(op, a, a.default) for a in op.attrs if not a.required}
+        self.inplace = {_CPU: _inplace(op.kernel.cpu), _CUDA: _inplace(op.kernel.cuda)}
+
+
+def _inplace(addr):
+    return _customop.kernel_info(addr)["inplace"] if addr else None
+
+
+def _plan(op: Op) -> _Plan:
+    p = op.__dict__.get("_direct_plan")
+    if p is None:
+        p = _Plan(op)
+        object.__setattr__(op, "_direct_plan", p)
+    return p
+
+
 def call(op: Op, *inputs, out=None, stream=None, **attrs):
     """Runs `op`'s native kernel on `inputs` (by position; None for an absent optional one) with
     the attributes `attrs`; returns its output (a tuple for several)."""
     if not isinstance(op, Op) or op.kernel is None:
         raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
-    name = op.name
-    decls = list(op.inputs)
+    plan = _plan(op)
+    name, decls = op.name, plan.decls
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
         raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
     inputs = list(inputs) + [None] * (len(decls) - len(inputs))
-    attr_names = {a.name for a in op.attrs}
-    for i, d in enumerate(decls):  # an input by keyword (a name that is also an attribute's is the attribute)
-        if d.name in attrs and d.name not in attr_names:
-            if inputs[i] is not None:
-                raise TypeError(f"{name}: input {d.name} given twice")
-            inputs[i] = attrs.pop(d.name)
-    per_input = [decls[min(i, len(decls) - 1)] for i in range(len(inputs))]
+    for k in [k for k in attrs if k in plan.by_keyword]:  # an input by keyword
+        i = plan.by_keyword[k]
+        if inputs[i] is not None:
+            raise TypeError(f"{name}: input {k} given twice")
+        inputs[i] = attrs.pop(k)
+    per_input = decls if len(inputs) == len(decls) else [decls[min(i, len(decls) - 1)] for i in range(len(inputs))]
+    device = _CPU
     for d, v in zip(per_input, inputs):
-        if v is None and not d.optional:
-            raise TypeError(f"{name}: input {d.name} is required")
-    on_gpu = [v for d, v in zip(per_input, inputs) if v is not None and not d.cpu
-              and hasattr(v, "__cuda_array_interface__")]
-    device = _CUDA if on_gpu else _CPU
+        if v is None:
+            if not d.optional:
+                raise TypeError(f"{name}: input {d.name} is required")
+        elif not d.cpu and hasattr(v, "__cuda_array_interface__"):
+            device = _CUDA
     addr = op.kernel.cuda if device == _CUDA else op.kernel.cpu
     if not addr:
         kind = "CUDA" if device == _CUDA else "CPU"
@@ -238,20 +263,23 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
     for d, x in zip(per_input, operands):
         if x is None:
             continue
-        if x.type is None or (d.type in op.types and x.type not in op.types[d.type]) or (
-                d.type not in op.types and x.type != d.type):
-            allowed = op.types.get(d.type, (d.type,))
-            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed)}")
-        if d.type in op.types and binding.setdefault(d.type, x.type) != x.type:
+        allowed = op.types.get(d.type)
+        if x.type is None or (x.type not in allowed if allowed else x.type != d.type):
+            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed or (d.type,))}")
+        if allowed and binding.setdefault(d.type, x.type) != x.type:
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
                             f"{numpy_dtype(binding[d.type])} from an earlier input")
-    out_dtypes = []
-    for o in op.outputs:
-        t = binding.get(o.type) if o.type in op.types else o.type
-        if t is None:
-            t = op.types[o.type][0]
-        out_dtypes.append(numpy_dtype(t))
-    values = _attributes(op, attrs)
+    out_dtypes = [numpy_dtype(binding.get(o.type) or op.types[o.type][0] if o.type in op.types else o.type)
+                  for o in op.outputs]
+    values = dict(plan.defaults)
+    for k, v in attrs.items():
+        a = plan.attrs.get(k)
+        if a is None:
+            raise TypeError(f"{name}: no attribute {k!r}; attributes: {list(plan.attrs)}")
+        values[k] = _checked_attr(op, a, v)
+    for k, a in plan.attrs.items():
+        if k not in values:
+            raise TypeError(f"{name}: attribute {k} ({a.kind}) is required")
     given = None
     if out is not None:
         given = tuple(out) if isinstance(out, (tuple, list)) else (out,)
@@ -259,40 +287,27 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
             raise ValueError(f"{name}: out has {len(given)} arrays; the op has {len(op.outputs)} outputs")
     like, device_id, s = None, 0, 0
     if device == _CUDA:
-        like = on_gpu[0]
+        like = next(x.value for d, x in zip(per_input, operands) if x is not None and x.device == _CUDA)
         device_id, s = _device_and_stream(like, stream)
-    info = (op.kernel.info if device == _CPU or not op.kernel.cpu else _customop.kernel_info(op.kernel.cuda))
-    c = _Call(op, out_dtypes, like, device, device_id, s, given, info["inplace"], operands)
+    c = _Call(op, out_dtypes, like, device, device_id, s, given, plan.inplace[device], operands)
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
     _customop.run_direct(addr, c, desc, values, device, device_id, s)
-    res = tuple(c.results)
-    return res[0] if len(res) == 1 else res
+    res = c.results
+    return res[0] if len(res) == 1 else tuple(res)
 
 
-def _attributes(op: Op, given: dict) -> dict:
-    declared = {a.name: a for a in op.attrs}
-    for k in given:
-        if k not in declared:
-            raise TypeError(f"{op.name}: no attribute {k!r}; attributes: {list(declared)}")
-    out = {}
-    for a in op.attrs:
-        if a.name in given:
-            try:
-                v = coerce_attr(a, given[a.name])
-            except TypeError as e:
-                raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
-        elif a.required:
-            raise TypeError(f"{op.name}: attribute {a.name} ({a.kind}) is required")
-        else:
-            v = coerce_attr(a, a.default)
-        if a.check is not None:
-            try:
-                a.check(v)
-            except (TypeError, ValueError) as e:
-                raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
-        out[a.name] = v
-    return out
+def _checked_attr(op: Op, a, value):
+    try:
+        v = coerce_attr(a, value)
+    except TypeError as e:
+        raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
+    if a.check is not None:
+        try:
+            a.check(v)
+        except (TypeError, ValueError) as e:
+            raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
+    return v
 
 
 def _cuda_built() -> bool:
