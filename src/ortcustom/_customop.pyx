@@ -8,9 +8,9 @@ from the pointer ORT hands it. Bindings live as long as the process: ORT keeps r
 in every session made from the options they were added to.
 
 Per session, at kernel creation (`create_kernel`, holds the GIL): attributes are read and checked
-once. Per run (`compute`, no GIL for native kernels): inputs are read, outputs allocated, and the
-kernel called on ORT's intra-op thread pool. Errors come back as OrtStatus, named after the op, the
-node and the input.
+once. Per run (`compute`): native kernels (ortcustom/kernel.h) go through one trampoline for every
+op (_native.pxi, no GIL, no Python object), Python kernels through _python_ops.pxi. Errors come
+back as OrtStatus, named after the op, the node and the input.
 """
 from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
 from libc.stdint cimport int64_t, uint16_t
@@ -25,9 +25,16 @@ import threading
 
 from .types import onnx_enum, name_of_enum
 
-cdef extern from "Python.h":
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define oc_py_finalizing() Py_IsFinalizing()
+    #else
+    #define oc_py_finalizing() _Py_IsFinalizing()
+    #endif
+    """
     int Py_IsInitialized() nogil
-    int _Py_IsFinalizing() nogil
+    int oc_py_finalizing() nogil
 
 ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
 # The OrtCustomOp `version` we fill in: the fields we rely on (CreateKernelV2, KernelComputeV2,
@@ -130,7 +137,7 @@ cdef void free_kernel(Kernel* k) noexcept nogil:
     if k.py != NULL:
         # a Python kernel's state is dropped with the GIL, unless the interpreter is going away
         # (then it is left to the process's end: taking the GIL there would hang or crash)
-        if Py_IsInitialized() and not _Py_IsFinalizing():
+        if Py_IsInitialized() and not oc_py_finalizing():
             with gil:
                 Py_DECREF(<object>k.py)
     free(k.attrs)
