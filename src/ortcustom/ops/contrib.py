@@ -2,10 +2,17 @@
 
 onnxruntime.transformers.optimizer fuses the group norms of Stable-Diffusion-style UNets and VAEs
 into these ops, which ORT implements for CUDA, DirectML and WebGPU but not for the CPU. The
-declarations follow ORT's published schema (since version 1); the kernels are CPU only, so that
-on a GPU ORT's own CUDA kernels keep the nodes the CUDA provider takes:
+declarations follow ORT's published schema (since version 1); the kernels are CPU only:
 
-    so = ortcustom.session_options(ortcustom.ops.contrib.domain())
+    so = ortcustom.session_options(ortcustom.ops.contrib.domain())     # CPU sessions
+    sess = ortcustom.ops.contrib.inference_session("unet.onnx", providers=[...])  # any machine
+
+Registering these ops does not give ORT's CUDA provider kernels of ours, but it does change the
+nodes' schema: ORT resolves every com.microsoft GroupNorm / SkipGroupNorm node against the schema
+it builds for a custom op (type constraints named Input0, Input1, ...), and its built-in CUDA
+kernels, whose constraint is named T, then no longer match: session creation fails ("Failed to
+find args for kernel type string 'T'"). `inference_session` therefore tries ORT alone first and
+registers ours only when ORT has no kernel for the nodes (NOT_IMPLEMENTED: no usable GPU).
 """
 import numpy as np
 
@@ -99,3 +106,17 @@ ALL = (ContribGroupNorm, SkipGroupNorm)
 def domain() -> Domain:
     """A com.microsoft domain with both ops, for `ortcustom.session_options`."""
     return Domain("com.microsoft").add(*ALL)
+
+
+def inference_session(model, providers=None, sess_options=None):
+    """An onnxruntime.InferenceSession of `model` (path or bytes) with ORT's own kernels for these
+    ops where it has them for its providers (CUDA), else ortcustom's CPU kernels (then registered
+    on `sess_options`, which is created when None)."""
+    import onnxruntime as ort
+    from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
+
+    try:
+        return ort.InferenceSession(model, sess_options, providers=providers)
+    except OrtNotImplemented:  # e.g. "Could not find an implementation for GroupNorm(1)"
+        so = domain().register(sess_options if sess_options is not None else ort.SessionOptions())
+        return ort.InferenceSession(model, so, providers=providers)
