@@ -252,3 +252,46 @@ def test_unet_block_fused_by_the_ort_optimizer_runs_on_cpu(tmp_path):
     # the helper: ORT alone first (no CPU kernel here), then ours
     sess = inference_session(onnx_bytes, providers=CUDA_FIRST)
     np.testing.assert_allclose(sess.run(None, {"x": x.numpy()})[0], want, rtol=1e-4, atol=1e-4)
+
+
+
+def test_baseline_instruction_set_agrees(tmp_path):
+    """ORTCUSTOM_NO_AVX2 (read once per process) takes the SSE2 loops: SiLU, and float16 rows
+    without F16C. Same inputs, same values as this process's (AVX2, where the CPU has it) up to
+    FMA contraction, and both match the reference."""
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from helpers import run_python
+
+    rng = np.random.default_rng(6)
+    cases = {}
+    for cl in (1, 0):
+        for dt in (np.float32, np.float16):
+            shape = (2, 5, 7, 24) if cl else (2, 24, 5, 7)
+            cases[f"{cl}{dt.__name__}"] = (data(rng, shape, dt), data(rng, shape, dt), data(rng, 24, np.float32),
+                                           data(rng, 24, np.float32), data(rng, 24, dt))
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"{k}_{i}": a for k, v in cases.items() for i, a in enumerate(v)})
+    code = f"""
+import numpy as np
+from ortcustom import kernels
+from ortcustom.ops.contrib import SkipGroupNorm
+f = np.load({str(inputs)!r})
+out = {{}}
+for key in {sorted(cases)!r}:
+    x, skip, g, b, bias = (f[f"{{key}}_{{i}}"] for i in range(5))
+    a = dict(activation=1, channels_last=int(key[0]), epsilon=1e-5, groups=4)
+    out[key] = kernels.call(SkipGroupNorm, x, g, b, skip, bias, **a)[0]
+np.savez({str(tmp_path / "out.npz")!r}, **out)
+"""
+    r = run_python(code, env=dict(os.environ, ORTCUSTOM_NO_AVX2="1"))
+    assert r.returncode == 0, r.stderr
+    base = np.load(tmp_path / "out.npz")
+    for key, (x, skip, g, b, bias) in cases.items():
+        a = attrs(4, int(key[0]), 1)
+        here = kernels.call(SkipGroupNorm, x, g, b, skip, bias, **a)[0]
+        dt = x.dtype.type
+        close(base[key], here, dt)
+        close(base[key], SkipGroupNorm.reference(x, g, b, skip, bias, **a)[0], dt)

@@ -23,46 +23,59 @@
 #include <stdint.h>
 #include <string.h>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 #include "ortcustom/half.h"
 #include "ortcustom/kernel.hpp"
 #include "parallel.h"
 
 namespace oc_contrib {
 
-inline float to_float(float v) { return v; }
-inline float to_float(uint16_t v) { return oc_half_to_float(v); }
-template <class T>
-inline T from_float(float v);
-template <>
-inline float from_float<float>(float v) { return v; }
-template <>
-inline uint16_t from_float<uint16_t>(float v) { return oc_float_to_half(v); }
-
-// e^x in float without branches (so that loops over it vectorize; expf does not): x = n ln2 + r
-// with |r| <= ln2/2, e^r by a degree-7 polynomial (Cephes' coefficients, a few ulp), 2^n built
-// in the exponent bits. x is clamped to [-87, 88], where 2^n stays a normal float; NaN stays NaN.
-inline float exp_f(float x) {
-  x = x < -87.0f ? -87.0f : x;
-  x = x > 88.0f ? 88.0f : x;
-  const float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f;  // round(x / ln2)
-  const float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;      // x - n ln2 in two parts
-  float p = 1.9875691500e-4f;
-  p = p * r + 1.3981999507e-3f;
-  p = p * r + 8.3334519073e-3f;
-  p = p * r + 4.1665795894e-2f;
-  p = p * r + 1.6666665459e-1f;
-  p = p * r + 5.0000001201e-1f;
-  p = p * r * r + r + 1.0f;
-  const uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
-  float scale;
-  memcpy(&scale, &bits, sizeof scale);
-  return p * scale;
+// silu(v, len): v[i] = v[i] / (1 + e^-v[i]); load_row / store_row: a row of T to and from
+// float. With AVX2 (and F16C, which every AVX2 CPU has) where the CPU has it.
+#if OC_HAVE_VECTOR_EXT
+namespace vec_base {
+#define OC_SILU_BYTES 16
+#include "contrib_vec.inc"  // NOLINT(build/include)
+#undef OC_SILU_BYTES
+}  // namespace vec_base
+#if OC_X86_DISPATCH
+#pragma GCC push_options
+#pragma GCC target("avx2,fma,f16c")
+namespace vec_avx2 {
+#define OC_SILU_BYTES 32
+#include "contrib_vec.inc"  // NOLINT(build/include)
+#undef OC_SILU_BYTES
+}  // namespace vec_avx2
+#pragma GCC pop_options
+inline bool use_avx2() {
+  static const bool yes = oc::detail::cpu_has_avx2_fma() && __builtin_cpu_supports("f16c");
+  return yes;
 }
+#define OC_VEC(fn, ...) (use_avx2() ? vec_avx2::fn(__VA_ARGS__) : vec_base::fn(__VA_ARGS__))
+#else
+#define OC_VEC(fn, ...) vec_base::fn(__VA_ARGS__)
+#endif
 
-template <bool kSilu>
-inline float activate(float v) {
-  return kSilu ? v / (1.0f + exp_f(-v)) : v;
+inline void silu(float* v, int64_t len) { OC_VEC(silu, v, len); }
+inline void load_row(const uint16_t* h, float* f, int64_t len) { OC_VEC(halves_to_floats, h, f, len); }
+inline void store_row(const float* f, uint16_t* h, int64_t len) { OC_VEC(floats_to_halves, f, h, len); }
+#undef OC_VEC
+#else
+inline void silu(float* v, int64_t len) {
+  for (int64_t i = 0; i < len; ++i) v[i] = v[i] / (1.0f + expf(-v[i]));
 }
+inline void load_row(const uint16_t* h, float* f, int64_t len) {
+  for (int64_t i = 0; i < len; ++i) f[i] = oc_half_to_float(h[i]);
+}
+inline void store_row(const float* f, uint16_t* h, int64_t len) {
+  for (int64_t i = 0; i < len; ++i) h[i] = oc_float_to_half(f[i]);
+}
+#endif
+inline void load_row(const float* x, float* f, int64_t len) { memcpy(f, x, (size_t)len * sizeof(float)); }
+inline void store_row(const float* f, float* y, int64_t len) { memcpy(y, f, (size_t)len * sizeof(float)); }
 
 struct Moments {
   double n, mean, m2;
@@ -118,7 +131,7 @@ template <class T>
 struct Job {
   const T* x;
   const T* skip;       // SkipGroupNorm: same shape as x, or per (n, c) when skip_nc
-  const T* bias;       // (C,) or nullptr
+  const float* bias;   // (C,), zeros when absent
   const float* gamma;  // (C,), as float
   const float* beta;
   T* y;
@@ -130,37 +143,38 @@ struct Job {
   double eps;
 };
 
-// s (or x) at NCHW channel run `base` (= (n*C + c)*HW), values [e, e+len) into buf; with `sum`,
-// also stores s into y (and S). The float16 sum is read back as stored: its statistics are those
-// of the values normalized next.
+// s (or x) at NCHW channel run (n, c), values [e, e+len) into buf (aux: kRun floats); with
+// `sum`, also stores s into y (and S). The float16 sum is read back as stored: its statistics
+// are those of the values normalized next.
 template <class T>
 inline void nchw_load(const Job<T>& j, int64_t n, int64_t c, int64_t e, int64_t len,
-                      float* OC_RESTRICT buf) {
+                      float* OC_RESTRICT buf, float* OC_RESTRICT aux) {
   const int64_t at = (n * j.C + c) * j.HW + e;
-  const T* OC_RESTRICT x = j.x + at;
-  for (int64_t i = 0; i < len; ++i) buf[i] = to_float(x[i]);
+  load_row(j.x + at, buf, len);
   if (!j.sum) return;
-  if (!j.skip_nc) {
-    const T* OC_RESTRICT sk = j.skip + at;
-    for (int64_t i = 0; i < len; ++i) buf[i] += to_float(sk[i]);
+  float add = j.bias[c];
+  if (j.skip_nc) {
+    load_row(j.skip + n * j.C + c, aux, 1);
+    add += aux[0];
+  } else {
+    load_row(j.skip + at, aux, len);
+    for (int64_t i = 0; i < len; ++i) buf[i] += aux[i];
   }
-  const float add = (j.skip_nc ? to_float(j.skip[n * j.C + c]) : 0.0f) +
-                    (j.bias ? to_float(j.bias[c]) : 0.0f);
-  T* OC_RESTRICT y = j.y + at;
-  for (int64_t i = 0; i < len; ++i) y[i] = from_float<T>(buf[i] + add);
-  if (j.s) memcpy(j.s + at, y, (size_t)len * sizeof(T));
-  for (int64_t i = 0; i < len; ++i) buf[i] = to_float(y[i]);
+  for (int64_t i = 0; i < len; ++i) buf[i] += add;
+  store_row(buf, j.y + at, len);
+  if (j.s) memcpy(j.s + at, j.y + at, (size_t)len * sizeof(T));
+  load_row(j.y + at, buf, len);
 }
 
 template <class T, bool kSilu>
 void nchw_group(const Job<T>& j, int64_t u) {
   const int64_t n = u / j.G, g = u % j.G, Cg = j.C / j.G;
-  alignas(64) float buf[kRun];
+  alignas(64) float buf[kRun], aux[kRun];
   Moments mo = {0, 0, 0};
   for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
     for (int64_t e = 0; e < j.HW; e += kRun) {
       const int64_t len = j.HW - e < kRun ? j.HW - e : kRun;
-      nchw_load(j, n, c, e, len, buf);
+      nchw_load(j, n, c, e, len, buf, aux);
       run_moments(buf, len, mo);
     }
   const double rstd = 1.0 / sqrt(mo.m2 / mo.n + j.eps);
@@ -170,10 +184,13 @@ void nchw_group(const Job<T>& j, int64_t u) {
     const double a = rstd * j.gamma[c];
     const float af = (float)a, bf = (float)(j.beta[c] + ((double)K - mo.mean) * a);
     const int64_t at = (n * j.C + c) * j.HW;
-    const T* OC_RESTRICT v = src + at;
-    T* OC_RESTRICT y = j.y + at;
-    for (int64_t i = 0; i < j.HW; ++i)
-      y[i] = from_float<T>(activate<kSilu>((to_float(v[i]) - K) * af + bf));
+    for (int64_t e = 0; e < j.HW; e += kRun) {
+      const int64_t len = j.HW - e < kRun ? j.HW - e : kRun;
+      load_row(src + at + e, buf, len);
+      for (int64_t i = 0; i < len; ++i) buf[i] = (buf[i] - K) * af + bf;
+      if (kSilu) silu(buf, len);
+      store_row(buf, j.y + at + e, len);
+    }
   }
 }
 
@@ -183,7 +200,7 @@ void nchw(const Job<T>& j, oc::Context& ctx) {
 }
 
 // NHWC pass 1, task t = (n, chunk): per-channel (mean, M2) of the chunk's pixels into
-// mean[0, C), m2[0, C) (the count is the chunk's pixel count). tmp: 4*C floats.
+// mean[0, C), m2[0, C) (the count is the chunk's pixel count). tmp: 5*C floats.
 template <class T>
 void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_RESTRICT mean,
                 double* OC_RESTRICT m2, float* OC_RESTRICT tmp) {
@@ -192,26 +209,29 @@ void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_R
   float* OC_RESTRICT K = tmp + C;
   float* OC_RESTRICT s1 = tmp + 2 * C;
   float* OC_RESTRICT s2 = tmp + 3 * C;
-  const T* skip_nc = j.skip_nc ? j.skip + n * C : nullptr;
+  float* OC_RESTRICT aux = tmp + 4 * C;
+  if (j.sum && j.skip_nc) {  // skip + bias: one row per image
+    load_row(j.skip + n * C, aux, C);
+    for (int64_t c = 0; c < C; ++c) aux[c] += j.bias[c];
+  }
   double count = 0;
   for (int64_t c = 0; c < C; ++c) mean[c] = m2[c] = 0;
   for (int64_t pb = p0; pb < p1; pb += kPixels) {
     const int64_t pe = p1 - pb < kPixels ? p1 : pb + kPixels;
     for (int64_t p = pb; p < pe; ++p) {
       const int64_t at = (n * j.HW + p) * C;
-      const T* OC_RESTRICT x = j.x + at;
-      for (int64_t c = 0; c < C; ++c) row[c] = to_float(x[c]);
+      load_row(j.x + at, row, C);
       if (j.sum) {
-        if (skip_nc)
-          for (int64_t c = 0; c < C; ++c) row[c] += to_float(skip_nc[c]);
-        else
-          for (int64_t c = 0; c < C; ++c) row[c] += to_float(j.skip[at + c]);
-        if (j.bias)
-          for (int64_t c = 0; c < C; ++c) row[c] += to_float(j.bias[c]);
-        T* OC_RESTRICT y = j.y + at;
-        for (int64_t c = 0; c < C; ++c) y[c] = from_float<T>(row[c]);
-        if (j.s) memcpy(j.s + at, y, (size_t)C * sizeof(T));
-        for (int64_t c = 0; c < C; ++c) row[c] = to_float(y[c]);
+        if (j.skip_nc) {
+          for (int64_t c = 0; c < C; ++c) row[c] += aux[c];
+        } else {
+          load_row(j.skip + at, aux, C);
+          for (int64_t c = 0; c < C; ++c) row[c] += aux[c];
+          for (int64_t c = 0; c < C; ++c) row[c] += j.bias[c];
+        }
+        store_row(row, j.y + at, C);
+        if (j.s) memcpy(j.s + at, j.y + at, (size_t)C * sizeof(T));
+        load_row(j.y + at, row, C);
       }
       if (p == pb) {
         for (int64_t c = 0; c < C; ++c) {
@@ -240,22 +260,24 @@ void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_R
 }
 
 // NHWC pass 2, the chunk's output with per-channel y = act((v - k[c]) * a[c] + b[c]).
+// row: C floats.
 template <class T, bool kSilu>
 void nhwc_apply(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, const float* OC_RESTRICT k,
-                const float* OC_RESTRICT a, const float* OC_RESTRICT b) {
+                const float* OC_RESTRICT a, const float* OC_RESTRICT b, float* OC_RESTRICT row) {
   const int64_t C = j.C;
   const T* src = j.sum ? j.y : j.x;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t at = (n * j.HW + p) * C;
-    const T* OC_RESTRICT v = src + at;
-    T* OC_RESTRICT y = j.y + at;
-    for (int64_t c = 0; c < C; ++c) y[c] = from_float<T>(activate<kSilu>((to_float(v[c]) - k[c]) * a[c] + b[c]));
+    load_row(src + at, row, C);
+    for (int64_t c = 0; c < C; ++c) row[c] = (row[c] - k[c]) * a[c] + b[c];
+    if (kSilu) silu(row, C);
+    store_row(row, j.y + at, C);
   }
 }
 
 // Scratch bytes nhwc needs for `tasks` tasks.
 inline size_t nhwc_scratch_bytes(int64_t N, int64_t C, int64_t tasks) {
-  return (size_t)tasks * C * (2 * sizeof(double) + 4 * sizeof(float)) + (size_t)N * C * 3 * sizeof(float);
+  return (size_t)tasks * C * (2 * sizeof(double) + 5 * sizeof(float)) + (size_t)N * C * 3 * sizeof(float);
 }
 
 // Tasks (per n) that NHWC splits the pixels into.
@@ -274,14 +296,14 @@ void nhwc(const Job<T>& j, oc::Context& ctx, int64_t chunks, void* scratch) {
   const int64_t C = j.C, Cg = C / j.G, tasks = j.N * chunks;
   double* mean = static_cast<double*>(scratch);  // [task][c]
   double* m2 = mean + tasks * C;
-  float* tmp = reinterpret_cast<float*>(m2 + tasks * C);  // [task][4 C]
-  float* coef = tmp + tasks * 4 * C;                      // k, a, b: [n][C] each
+  float* tmp = reinterpret_cast<float*>(m2 + tasks * C);  // [task][5 C]
+  float* coef = tmp + tasks * 5 * C;                      // k, a, b: [n][C] each
   float *kk = coef, *aa = coef + j.N * C, *bb = coef + 2 * j.N * C;
   ctx.parallel_for((size_t)tasks, [&](size_t t) {
     const int64_t n = (int64_t)t / chunks;
     int64_t p0, p1;
     split_range(j.HW, chunks, (int64_t)t % chunks, p0, p1);
-    nhwc_stats(j, n, p0, p1, mean + t * C, m2 + t * C, tmp + t * 4 * C);
+    nhwc_stats(j, n, p0, p1, mean + t * C, m2 + t * C, tmp + t * 5 * C);
   });
   for (int64_t n = 0; n < j.N; ++n)
     for (int64_t g = 0; g < j.G; ++g) {
@@ -306,7 +328,7 @@ void nhwc(const Job<T>& j, oc::Context& ctx, int64_t chunks, void* scratch) {
     const int64_t n = (int64_t)t / chunks;
     int64_t p0, p1;
     split_range(j.HW, chunks, (int64_t)t % chunks, p0, p1);
-    nhwc_apply<T, kSilu>(j, n, p0, p1, kk + n * C, aa + n * C, bb + n * C);
+    nhwc_apply<T, kSilu>(j, n, p0, p1, kk + n * C, aa + n * C, bb + n * C, tmp + t * 5 * C);
   });
 }
 

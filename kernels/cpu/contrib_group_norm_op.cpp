@@ -99,9 +99,11 @@ int compute(oc::Context& ctx, bool skip_op) {
     if (int rc = ctx.output(1, x, &s)) return rc;
   if (x.size == 0 || y == nullptr) return OC_OK;
 
-  // gamma and beta as float (M may be float16 whatever X is): 2*C values, once per run
+  // gamma, beta (M, which may be float16 whatever X is) and bias (T) as float: 3*C values
   const int64_t C = sh.C;
-  std::unique_ptr<float[]> gb(new float[2 * C]);
+  const oc_tensor* skip = skip_op ? &ctx.input(kSkip) : nullptr;
+  const oc_tensor* bias = skip_op ? optional_input(ctx, kBias) : nullptr;
+  std::unique_ptr<float[]> gb(new float[3 * C]);
   const int32_t m_type = ctx.input(kGamma).dtype;
   if (m_type != OC_FLOAT && m_type != OC_FLOAT16)
     return ctx.fail(OC_INVALID_ARGUMENT, "gamma has element type %s; expected float or float16",
@@ -113,15 +115,17 @@ int compute(oc::Context& ctx, bool skip_op) {
                                            : static_cast<const float*>(p)[c];
   }
 
-  const oc_tensor* skip = skip_op ? &ctx.input(kSkip) : nullptr;
-  const oc_tensor* bias = skip_op ? optional_input(ctx, kBias) : nullptr;
+  for (int64_t c = 0; c < C; ++c)
+    gb[2 * C + c] = !bias ? 0.0f
+                    : x.dtype == OC_FLOAT16 ? oc_half_to_float(static_cast<const uint16_t*>(bias->data)[c])
+                                            : static_cast<const float*>(bias->data)[c];
   const bool silu = ctx.attr_int(kActivation) == 1;
   return oc::dispatch<float, oc::half>(ctx, x.dtype, [&](auto tag) {
     using S = std::conditional_t<std::is_same_v<decltype(tag), oc::half>, uint16_t, float>;
     Job<S> j;
     j.x = static_cast<const S*>(x.data);
     j.skip = skip ? static_cast<const S*>(skip->data) : nullptr;
-    j.bias = bias ? static_cast<const S*>(bias->data) : nullptr;
+    j.bias = gb.get() + 2 * C;
     j.gamma = gb.get();
     j.beta = gb.get() + C;
     j.y = static_cast<S*>(y);
