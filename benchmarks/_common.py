@@ -82,7 +82,7 @@ class Goal:
 
 @dataclass(frozen=True)
 class Case:
-    group: str                 # inverse | group_norm | dispatch | cuda_inverse | cuda_group_norm
+    group: str                 # inverse | group_norm | contrib_group_norm | dispatch | cuda_inverse | cuda_group_norm
     shape: tuple
     dtype: str = "float32"
     groups: int = 0            # group_norm
@@ -140,6 +140,7 @@ def cases(quick: bool = False, cuda: bool = False) -> list[Case]:
         if i >= 1:
             goals = (Goal("torch", 1.0, "ours / torch <= 1.0"),) + goals
         out.append(Case("group_norm", shape, "float32", _gn_groups(shape[1]), goals))
+    out += _contrib_group_norm.cases(quick)
     out.append(Case("dispatch", (2, 2), "float32", goals=(Goal("ort_identity", 1.15, "ours / Identity <= 1.15"),)))
     if cuda:
         cinv = [(256, 4), (64, 16), (4, 64)] if quick else [(65536, 4), (4096, 16), (256, 64)]
@@ -178,6 +179,8 @@ def reference(case: Case) -> np.ndarray:
     """float64 result of the case, on the host."""
     if case.group.endswith("inverse") or case.group == "dispatch":
         return np.linalg.inv(inverse_input(case).astype(np.float64))
+    if case.group == _contrib_group_norm.GROUP:
+        return _contrib_group_norm.reference(case)
     x, s, b = (a.astype(np.float64) for a in group_norm_inputs(case))
     n, c = x.shape[:2]
     g = x.reshape(n, case.groups, -1)
@@ -240,6 +243,14 @@ IMPLS = {
 }
 OURS = {"ours", "ours_cuda"}
 INFO = {"ours_direct", "ours_direct_cuda"}
+
+
+def _add_group(module) -> None:
+    """A case group kept in a module of its own (GROUP, IMPLS, LABELS, INFO, cases, reference,
+    make_impl)."""
+    IMPLS[module.GROUP] = module.IMPLS
+    LABELS.update(module.LABELS)
+    INFO.update(module.INFO)
 
 _DOMAIN = None
 
@@ -341,6 +352,8 @@ def make_impl(case: Case, key: str) -> Impl:
     label = LABELS[key]
     if case.group.startswith("cuda"):
         return _make_cuda_impl(case, key, label)
+    if case.group == _contrib_group_norm.GROUP:
+        return _contrib_group_norm.make_impl(case, key, label)
     feeds = _cpu_inputs(case)
     if key == "ours":
         sess = _ours_session(case)
@@ -549,3 +562,8 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
             time.sleep(settle)
             samples[im.key].append(_time(im, loops[im.key]) / loops[im.key])
     return {key: float(np.median(s)) for key, s in samples.items()}
+
+
+from . import contrib_group_norm as _contrib_group_norm  # noqa: E402  (after Case, Goal, Impl)
+
+_add_group(_contrib_group_norm)

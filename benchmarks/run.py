@@ -7,7 +7,7 @@ repetitions after warm-up; a table of times and ratios (ours / peer) and the goa
     python -m benchmarks --cuda       # adds the GPU cases (skipped, with the reason, when they cannot run)
 
 Options: --plot PATH, --results PATH (RESULTS.md), --reps N, --only GROUP[,GROUP] (inverse,
-group_norm, dispatch, cuda_inverse, cuda_group_norm), --python-ops (append benchmarks/python_ops.py).
+group_norm, contrib_group_norm, dispatch, cuda_inverse, cuda_group_norm), --python-ops (append benchmarks/python_ops.py).
 """
 from __future__ import annotations
 
@@ -261,7 +261,7 @@ def main(argv=None) -> int:
     p.add_argument("--plot", help="PNG path (default: benchmarks/ratios.png with --full, else a temp dir)")
     p.add_argument("--results", help="Markdown path for the run (default: benchmarks/RESULTS.md with --full)")
     p.add_argument("--reps", type=int, help="repetitions per impl after warm-up (default 15; --quick 1)")
-    p.add_argument("--only", help="comma-separated groups: inverse,group_norm,dispatch,cuda_inverse,cuda_group_norm")
+    p.add_argument("--only", help="comma-separated groups: inverse,group_norm,contrib_group_norm,dispatch,cuda_inverse,cuda_group_norm")
     p.add_argument("--python-ops", action="store_true", help="also run benchmarks/python_ops.py's script")
     a = p.parse_args(argv)
 

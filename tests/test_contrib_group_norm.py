@@ -1,0 +1,297 @@
+"""com.microsoft GroupNorm / SkipGroupNorm (ORT's contrib schema) on the CPU: values against the
+NumPy reference and torch, both layouts and types, refusals, the CUDA-first provider list, and a
+PyTorch model fused by onnxruntime.transformers.optimizer."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortcustom
+from ortcustom import _customop, kernels
+from ortcustom.ops.contrib import ContribGroupNorm, SkipGroupNorm, domain, inference_session
+from ortcustom.testing import for_runtime, make_model
+
+torch = pytest.importorskip("torch")
+F = torch.nn.functional
+
+DOM = domain()
+CPU = ["CPUExecutionProvider"]
+CUDA_FIRST = ["CUDAExecutionProvider", "CPUExecutionProvider"]
+TOL = {np.float32: 2e-5, np.float16: 4e-3}  # atol and rtol, against the float64 reference
+
+
+def attrs(groups, channels_last=1, activation=0, epsilon=1e-5):
+    return dict(activation=activation, channels_last=channels_last, epsilon=epsilon, groups=groups)
+
+
+def session(op, feeds, a, outputs=None, providers=CPU):
+    inputs = {k: (v.dtype, None) if v is not None else None for k, v in feeds.items()}
+    model = make_model(op, DOM, inputs, attrs=a, outputs=outputs)
+    return ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=providers)
+
+
+def run(op, feeds, a, outputs=None, providers=CPU):
+    present = {k: v for k, v in feeds.items() if v is not None}
+    return session(op, feeds, a, outputs, providers).run(None, present)
+
+
+def torch_group_norm(s, gamma, beta, a):
+    """torch's group_norm (+ silu) of s in the op's layout, in float64."""
+    t = torch.from_numpy(s.astype(np.float64))
+    if a["channels_last"]:
+        t = t.permute(0, 3, 1, 2)
+    y = F.group_norm(t, a["groups"], torch.from_numpy(gamma.astype(np.float64)),
+                     torch.from_numpy(beta.astype(np.float64)), eps=a["epsilon"])
+    if a["activation"]:
+        y = F.silu(y)
+    return (y.permute(0, 2, 3, 1) if a["channels_last"] else y).numpy()
+
+
+def close(got, want, dtype):
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=TOL[dtype], atol=TOL[dtype])
+
+
+def data(rng, shape, dtype, offset=0.0):
+    return (rng.standard_normal(shape) * 2 + offset).astype(dtype)
+
+
+@pytest.mark.parametrize("channels_last", [1, 0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("activation", [0, 1])
+@pytest.mark.parametrize("shape,groups", [((2, 5, 7, 32), 8), ((1, 3, 3, 6), 3), ((3, 1, 1, 4), 1),
+                                          ((1, 64, 64, 64), 32)])  # the last: several tasks per image
+def test_group_norm_matches_reference_and_torch(channels_last, dtype, activation, shape, groups):
+    rng = np.random.default_rng(sum(shape) + activation)
+    if not channels_last:
+        shape = (shape[0], shape[3], shape[1], shape[2])
+    C = shape[3] if channels_last else shape[1]
+    x = data(rng, shape, dtype, offset=3.0)
+    gamma, beta = data(rng, C, np.float32), data(rng, C, np.float32)
+    a = attrs(groups, channels_last, activation)
+    (y,) = run(ContribGroupNorm, {"X": x, "gamma": gamma, "beta": beta}, a)
+    assert y.shape == x.shape and y.dtype == x.dtype
+    close(y, ContribGroupNorm.reference(x, gamma, beta, **a), dtype)
+    close(y, torch_group_norm(x, gamma, beta, a), dtype)
+
+
+@pytest.mark.parametrize("channels_last", [1, 0])
+def test_gamma_beta_float16_with_float_x_and_the_other_way(channels_last):
+    rng = np.random.default_rng(1)
+    shape = (2, 4, 4, 16) if channels_last else (2, 16, 4, 4)
+    a = attrs(4, channels_last, 1)
+    for tx, tm in [(np.float32, np.float16), (np.float16, np.float32), (np.float16, np.float16)]:
+        x, gamma, beta = data(rng, shape, tx), data(rng, 16, tm), data(rng, 16, tm)
+        (y,) = run(ContribGroupNorm, {"X": x, "gamma": gamma, "beta": beta}, a)
+        assert y.dtype == tx
+        close(y, torch_group_norm(x, gamma, beta, a), tx)
+
+
+@pytest.mark.parametrize("channels_last", [1, 0])
+def test_stable_for_a_large_offset(channels_last):
+    rng = np.random.default_rng(2)
+    shape = (1, 32, 32, 64) if channels_last else (1, 64, 32, 32)
+    x = (1000 + rng.standard_normal(shape)).astype(np.float32)  # mean >> std: naive sums lose it
+    gamma, beta = np.ones(64, np.float32), np.zeros(64, np.float32)
+    a = attrs(4, channels_last)
+    (y,) = run(ContribGroupNorm, {"X": x, "gamma": gamma, "beta": beta}, a)
+    close(y, ContribGroupNorm.reference(x, gamma, beta, **a), np.float32)
+
+
+def skip_shapes(N, C, spatial, channels_last):
+    full = (N, *spatial, C) if channels_last else (N, C, *spatial)
+    return {"full": full, "per image": (N, 1, 1, C) if channels_last else (N, C, 1, 1), "(N, C)": (N, C)}
+
+
+@pytest.mark.parametrize("channels_last", [1, 0])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+@pytest.mark.parametrize("skip_kind", ["full", "per image", "(N, C)"])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_skip_group_norm(channels_last, dtype, skip_kind, with_bias):
+    rng = np.random.default_rng(3)
+    N, C, spatial = 2, 32, (6, 5)
+    shapes = skip_shapes(N, C, spatial, channels_last)
+    x, skip = data(rng, shapes["full"], dtype), data(rng, shapes[skip_kind], dtype)
+    bias = data(rng, C, dtype) if with_bias else None
+    gamma, beta = data(rng, C, np.float32), data(rng, C, np.float32)
+    a = attrs(8, channels_last, 1)
+    feeds = {"X": x, "gamma": gamma, "beta": beta, "skip": skip, "bias": bias}
+    y, s = run(SkipGroupNorm, feeds, a, outputs={"Y": (dtype, None), "S": (dtype, None)})
+    want_y, want_s = SkipGroupNorm.reference(x, gamma, beta, skip, bias, **a)
+    close(s, want_s, dtype)
+    close(y, want_y, dtype)
+    close(y, torch_group_norm(want_s, gamma, beta, a), dtype)
+    (y_only,) = run(SkipGroupNorm, feeds, a, outputs={"Y": (dtype, None)})  # S not asked for
+    np.testing.assert_array_equal(y_only, y)
+
+
+def test_direct_call_runs_the_same_kernel():
+    rng = np.random.default_rng(4)
+    x, gamma, beta = data(rng, (2, 8, 8, 16), np.float32), data(rng, 16, np.float32), data(rng, 16, np.float32)
+    a = attrs(4, 1, 1)
+    (y,) = run(ContribGroupNorm, {"X": x, "gamma": gamma, "beta": beta}, a)
+    np.testing.assert_array_equal(kernels.call(ContribGroupNorm, x, gamma, beta, **a), y)
+
+
+def test_empty_input():
+    x = np.zeros((0, 4, 4, 8), np.float32)
+    y, s = run(SkipGroupNorm, {"X": x, "gamma": np.ones(8, np.float32), "beta": np.ones(8, np.float32),
+                               "skip": x}, attrs(2), outputs={"Y": (np.float32, None), "S": (np.float32, None)})
+    assert y.shape == s.shape == x.shape
+
+
+F32 = np.float32
+BAD_INPUT = [  # (op, feeds, attributes, words the message must contain)
+    (ContribGroupNorm, dict(X=np.zeros((2, 4, 8), F32), gamma=np.ones(8, F32), beta=np.ones(8, F32)), attrs(2),
+     ["GroupNorm", "input X", "(2, 4, 8)", "4 dimensions (N, H, W, C)"]),
+    (ContribGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32)), attrs(4),
+     ["GroupNorm", "groups=4", "6 channels of X"]),
+    (ContribGroupNorm, dict(X=np.zeros((2, 6, 3, 3), F32), gamma=np.ones(3, F32), beta=np.ones(6, F32)),
+     attrs(2, channels_last=0), ["GroupNorm", "input gamma", "(3,)", "(C,) = (6,)"]),
+    (ContribGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones((1, 6), F32)),
+     attrs(2), ["GroupNorm", "input beta", "(1, 6)"]),
+    (SkipGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32),
+                         skip=np.ones((2, 3, 1, 6), F32)), attrs(2), ["SkipGroupNorm", "input skip", "(2, 3, 1, 6)"]),
+    (SkipGroupNorm, dict(X=np.zeros((2, 6, 3, 3), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32),
+                         skip=np.ones((2, 1, 1, 6), F32)), attrs(2, channels_last=0),
+     ["SkipGroupNorm", "input skip", "(N, C, 1, 1)"]),
+    (SkipGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32),
+                         skip=np.ones((2, 6), F32), bias=np.ones(3, F32)), attrs(2), ["SkipGroupNorm", "input bias"]),
+]
+
+
+@pytest.mark.parametrize("op,feeds,a,words", BAD_INPUT)
+def test_bad_input_is_refused_clearly(op, feeds, a, words):
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument) as e:
+        run(op, feeds, a)
+    for w in words:
+        assert w in str(e.value)
+
+
+@pytest.mark.parametrize("a,words", [
+    (dict(activation=2, groups=2), ["activation=2", "0 (none) or 1 (SiLU)"]),
+    (dict(activation=0, groups=0), ["groups=0", "> 0"]),
+    (dict(activation=0, groups=2, epsilon=-1.0), ["epsilon"]),
+    (dict(groups=2), ["activation", "required"]),
+])
+def test_bad_attributes_are_refused_at_session_creation(a, words):
+    feeds = dict(X=np.zeros((1, 2, 2, 4), F32), gamma=np.ones(4, F32), beta=np.ones(4, F32))
+    with pytest.raises(Exception) as e:
+        session(ContribGroupNorm, feeds, a)
+    assert "GroupNorm" in str(e.value)
+    for w in words:
+        assert w in str(e.value)
+
+
+def test_registered_for_the_cpu_provider_only():
+    # ORT's CUDA provider finds no kernel of ours for these nodes (the CUDA/CPU split is ORT's own)
+    bindings = _customop.describe(DOM)
+    assert {b["name"] for b in bindings} == {"GroupNorm", "SkipGroupNorm"}
+    assert {b["provider"] for b in bindings} == {"CPUExecutionProvider"}
+
+
+def test_cuda_listed_first_falls_back_to_our_cpu_kernel():
+    rng = np.random.default_rng(5)
+    x, gamma, beta = data(rng, (2, 4, 4, 16), np.float32), data(rng, 16, np.float32), data(rng, 16, np.float32)
+    a = attrs(4, 1, 1)
+    sess = session(ContribGroupNorm, {"X": x, "gamma": gamma, "beta": beta}, a, providers=CUDA_FIRST)
+    if "CUDAExecutionProvider" in sess.get_providers():
+        pytest.skip("a usable CUDA provider: ORT's own CUDA kernel is expected here, see inference_session")
+    (y,) = sess.run(None, {"X": x, "gamma": gamma, "beta": beta})
+    close(y, ContribGroupNorm.reference(x, gamma, beta, **a), np.float32)
+
+
+def test_without_ortcustom_the_cpu_has_no_kernel():
+    x = np.zeros((1, 2, 2, 4), F32)
+    inputs = {"X": x, "gamma": np.ones(4, F32), "beta": np.ones(4, F32)}
+    model = make_model(ContribGroupNorm, DOM, inputs, attrs=attrs(2))
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.NotImplemented, match="GroupNorm"):
+        ort.InferenceSession(model.SerializeToString(), providers=CPU)
+
+
+class UNetBlock(torch.nn.Module):
+    """conv, GroupNorm + SiLU, conv, a residual add into GroupNorm + SiLU (SkipGroupNorm, its sum
+    reused), conv: the group norms of a Stable Diffusion ResNet block."""
+
+    def __init__(self, c=32, groups=8):
+        super().__init__()
+        self.conv_in = torch.nn.Conv2d(4, c, 3, padding=1)
+        self.norm1, self.conv1 = torch.nn.GroupNorm(groups, c), torch.nn.Conv2d(c, c, 3, padding=1)
+        self.norm2, self.conv2 = torch.nn.GroupNorm(groups, c), torch.nn.Conv2d(c, c, 3, padding=1)
+        for norm in (self.norm1, self.norm2):
+            torch.nn.init.normal_(norm.weight)
+            torch.nn.init.normal_(norm.bias)
+
+    def forward(self, x):
+        h = self.conv_in(x)
+        t = h + self.conv1(F.silu(self.norm1(h)))
+        return self.conv2(F.silu(self.norm2(t))) + t
+
+
+def test_unet_block_fused_by_the_ort_optimizer_runs_on_cpu(tmp_path):
+    pytest.importorskip("sympy")  # the optimizer's symbolic shape inference (SkipGroupNorm fusion)
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    torch.manual_seed(0)
+    model = UNetBlock().eval()
+    x = torch.randn(2, 4, 16, 16)
+    path = str(tmp_path / "block.onnx")
+    # the TorchScript exporter's Reshape/InstanceNormalization/Reshape is what the fusion matches
+    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"])
+    options = FusionOptions("unet")
+    options.enable_nhwc_conv = False  # NhwcConv is another CUDA-only contrib op
+    fused = optimize_model(path, model_type="unet", opt_level=0, optimization_options=options, use_gpu=False)
+    ops = [(n.domain, n.op_type) for n in fused.model.graph.node]
+    assert ("com.microsoft", "GroupNorm") in ops and ("com.microsoft", "SkipGroupNorm") in ops
+    skip_node = next(n for n in fused.model.graph.node if n.op_type == "SkipGroupNorm")
+    assert len(skip_node.output) == 2  # the sum is reused: S is an output
+    onnx_bytes = for_runtime(fused.model).SerializeToString()
+    with torch.no_grad():
+        want = model(x).numpy()
+    sess = ort.InferenceSession(onnx_bytes, ortcustom.session_options(DOM), providers=CPU)
+    np.testing.assert_allclose(sess.run(None, {"x": x.numpy()})[0], want, rtol=1e-4, atol=1e-4)
+    # the helper: ORT alone first (no CPU kernel here), then ours
+    sess = inference_session(onnx_bytes, providers=CUDA_FIRST)
+    np.testing.assert_allclose(sess.run(None, {"x": x.numpy()})[0], want, rtol=1e-4, atol=1e-4)
+
+
+
+def test_baseline_instruction_set_agrees(tmp_path):
+    """ORTCUSTOM_NO_AVX2 (read once per process) takes the SSE2 loops: SiLU, and float16 rows
+    without F16C. Same inputs, same values as this process's (AVX2, where the CPU has it) up to
+    FMA contraction, and both match the reference."""
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.dirname(__file__))
+    from helpers import run_python
+
+    rng = np.random.default_rng(6)
+    cases = {}
+    for cl in (1, 0):
+        for dt in (np.float32, np.float16):
+            shape = (2, 5, 7, 24) if cl else (2, 24, 5, 7)
+            cases[f"{cl}{dt.__name__}"] = (data(rng, shape, dt), data(rng, shape, dt), data(rng, 24, np.float32),
+                                           data(rng, 24, np.float32), data(rng, 24, dt))
+    inputs = tmp_path / "in.npz"
+    np.savez(inputs, **{f"{k}_{i}": a for k, v in cases.items() for i, a in enumerate(v)})
+    code = f"""
+import numpy as np
+from ortcustom import kernels
+from ortcustom.ops.contrib import SkipGroupNorm
+f = np.load({str(inputs)!r})
+out = {{}}
+for key in {sorted(cases)!r}:
+    x, skip, g, b, bias = (f[f"{{key}}_{{i}}"] for i in range(5))
+    a = dict(activation=1, channels_last=int(key[0]), epsilon=1e-5, groups=4)
+    out[key] = kernels.call(SkipGroupNorm, x, g, b, skip, bias, **a)[0]
+np.savez({str(tmp_path / "out.npz")!r}, **out)
+"""
+    r = run_python(code, env=dict(os.environ, ORTCUSTOM_NO_AVX2="1"))
+    assert r.returncode == 0, r.stderr
+    base = np.load(tmp_path / "out.npz")
+    for key, (x, skip, g, b, bias) in cases.items():
+        a = attrs(4, int(key[0]), 1)
+        here = kernels.call(SkipGroupNorm, x, g, b, skip, bias, **a)[0]
+        dt = x.dtype.type
+        close(base[key], here, dt)
+        close(base[key], SkipGroupNorm.reference(x, g, b, skip, bias, **a)[0], dt)
