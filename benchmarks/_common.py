@@ -367,7 +367,7 @@ def make_impl(case: Case, key: str) -> Impl:
             return Impl(key, label, lambda: k.inverse(x, out=out), info=True)
         x, s, b = feeds["X"], feeds["scale"], feeds["bias"]
         out = np.empty_like(x)
-        return Impl(key, label, lambda: k.group_norm(x, case.groups, s, b, EPS, out=out), info=True)
+        return Impl(key, label, lambda: k.group_norm(x, case.groups, s, b, epsilon=EPS, out=out), info=True)
     if key == "ort_builtin":
         sess = _session(_onnx_model("Inverse", "com.microsoft", {"X": case.x_shape}, case.dtype))
         return Impl(key, label, lambda: sess.run(None, feeds), keep=(sess,))
@@ -482,7 +482,7 @@ def _make_cuda_impl(case: Case, key: str, label: str) -> Impl:
         if case.group == "cuda_inverse":
             return Impl(key, label, lambda: k.inverse(x, out=out), sync, info=True, keep=(feeds, out))
         s, b = feeds["scale"], feeds["bias"]
-        return Impl(key, label, lambda: k.group_norm(x, case.groups, s, b, EPS, out=out), sync, info=True,
+        return Impl(key, label, lambda: k.group_norm(x, case.groups, s, b, epsilon=EPS, out=out), sync, info=True,
                     keep=(feeds, out))
     if key == "cupy":
         return Impl(key, label, lambda: cp.linalg.inv(x), sync, keep=(feeds,))

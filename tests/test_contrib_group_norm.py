@@ -145,7 +145,7 @@ BAD_INPUT = [  # (op, feeds, attributes, words the message must contain)
     (ContribGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32)), attrs(4),
      ["GroupNorm", "groups=4", "6 channels of X"]),
     (ContribGroupNorm, dict(X=np.zeros((2, 6, 3, 3), F32), gamma=np.ones(3, F32), beta=np.ones(6, F32)),
-     attrs(2, channels_last=0), ["GroupNorm", "input gamma", "(3,)", "(C,) = (6,)"]),
+     attrs(2, channels_last=0), ["GroupNorm", "input gamma", "has shape (3)", "(C,) = (6,)"]),
     (ContribGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones((1, 6), F32)),
      attrs(2), ["GroupNorm", "input beta", "(1, 6)"]),
     (SkipGroupNorm, dict(X=np.zeros((2, 3, 3, 6), F32), gamma=np.ones(6, F32), beta=np.ones(6, F32),
