@@ -18,7 +18,8 @@ def info() -> int:
 
     b = ortcustom.build_info()
     print(f"ortcustom {b['version']}")
-    dists = ", ".join(f"{d.metadata['Name']} {d.version}" for d in owners(onnxruntime_site()))
+    site = onnxruntime_site()
+    dists = ", ".join(f"{d.metadata['Name']} {d.version}" for d in (owners(site) if site else [])) or "no .dist-info"
     print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]}; installed by {dists})")
     print(f"  providers available: {', '.join(ort.get_available_providers())}")
     print(f"  ORT API version declared: {b['ort_api_version']}; minimum onnxruntime: {b['min_ort_version']}")
