@@ -11,9 +11,10 @@ TIMED = re.compile(r"timed, median run: with ortcustom \d+\.\d+ ms, with ORT's b
                    r"\d+\.\d+ ms \(ortcustom: \d+\.\d+x its time\)$")
 
 
-def test_demo_with_pytorch():
+def test_demo_with_pytorch(tmp_path):
     pytest.importorskip("torch")
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "demo"], capture_output=True, text=True, timeout=300)
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "demo"], capture_output=True, text=True, timeout=300,
+                       cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
     assert lines[0].startswith("ortcustom ") and "x: 64 matrices 16x16 float32" in lines[0]
