@@ -5,10 +5,11 @@
 #   tests/ort_versions.sh 1.17.0 1.20.1   # these versions
 #   tests/ort_versions.sh 1.17.0 -- -x tests/test_inverse.py   # extra pytest arguments after --
 #
-# For each version: a venv in a temporary directory; `pip install <repo>` (a regular, non-editable
-# build, as users get it); the CPU wheel `onnxruntime==X` in place of `onnxruntime-gpu`; the test
-# extras; then pytest from the repo root (the package lives in src/, so the installed copy is
-# tested). Exits non-zero if any version fails.
+# For each version: a venv in a temporary directory; the CPU wheel `onnxruntime==X` and the test
+# extras; then ortcustom as README.md says to install it next to an ONNX Runtime one has
+# (`pip install --no-deps`; a regular, non-editable build, as users get it, or the wheel WHEEL);
+# then pytest from the repo root (the package lives in src/, so the installed copy is tested).
+# Exits non-zero if any version fails.
 #
 # Compatibility notes (found by running it):
 #   * onnxruntime < 1.19 wheels are built against NumPy 1.x and fail to import under NumPy 2
@@ -18,7 +19,8 @@
 #     runtime reads (ORT 1.17: IR 9), so no older onnx is needed. Set ONNX_SPEC (e.g.
 #     ONNX_SPEC='onnx<1.17') to try another onnx.
 #   * Environment: PYTHON (default python3), TORCH_SPEC (default torch==2.13.0), KEEP=1 keeps the venvs,
-#     BUILD_ARGS (e.g. -Csetup-args=-Dcuda=disabled) for the package's build.
+#     WHEEL (an ortcustom wheel to install instead of building one per version), BUILD_ARGS (e.g.
+#     -Csetup-args=-Dcuda=disabled) for the package's build otherwise.
 set -euo pipefail
 
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -49,10 +51,13 @@ for v in "${versions[@]}"; do
   : > "$work/constraints.txt"
   if needs_numpy1 "$v"; then echo "numpy<2" >> "$work/constraints.txt"; fi
   [[ -n ${ONNX_SPEC:-} ]] && echo "$ONNX_SPEC" >> "$work/constraints.txt"
-  "${pip[@]}" ${BUILD_ARGS:-} "$REPO"  # built in isolation, against NumPy 2 (no constraints: they would reach the build env)
-  "$py" -m pip uninstall --quiet -y onnxruntime-gpu
-  "${pip[@]}" -c "$work/constraints.txt" "onnxruntime==$v" "pytest>=7" "hypothesis>=6" "$TORCH_SPEC" \
-    "onnxscript>=0.3"
+  "${pip[@]}" -c "$work/constraints.txt" "onnxruntime==$v" "onnx>=1.16" "pytest>=7" "hypothesis>=6" \
+    "$TORCH_SPEC" "onnxscript>=0.3"
+  # the wheel given, or built here in isolation against NumPy 2 (no constraints: they would reach
+  # the build env)
+  # shellcheck disable=SC2206  # BUILD_ARGS: words
+  if [[ -n ${WHEEL:-} ]]; then target=("$WHEEL"); else target=(${BUILD_ARGS:-} "$REPO"); fi
+  "${pip[@]}" --no-deps "${target[@]}"
   (cd "$work" && "$py" -c "import onnxruntime, numpy, onnx, ortcustom; print('onnxruntime', \
 onnxruntime.__version__, 'numpy', numpy.__version__, 'onnx', onnx.__version__, 'ortcustom', ortcustom.__version__)")
   if (cd "$REPO" && "$py" -m pytest -q -p no:cacheprovider "${pytest_args[@]}"); then

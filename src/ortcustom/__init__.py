@@ -4,11 +4,15 @@
     from ortcustom.ops import Inverse
     so = ortcustom.session_options(ortcustom.Domain("com.microsoft").add(Inverse))
 """
-from ._build import BUILD as _BUILD
-from .native import load_kernels
-from .reference import reference_ops
-from .registry import Attr, Domain, Input, Op, Output
-from .session import MIN_ORT_VERSION, get_library_path, register, session_options
+from ._ort_install import check_onnxruntime_install as _check_onnxruntime_install
+
+_check_onnxruntime_install()  # first: two ORT distributions over one folder fail here, clearly
+
+from ._build import BUILD as _BUILD  # noqa: E402
+from .native import load_kernels  # noqa: E402
+from .reference import reference_ops  # noqa: E402
+from .registry import Attr, Domain, Input, Op, Output  # noqa: E402
+from .session import MIN_ORT_VERSION, get_library_path, register, session_options  # noqa: E402
 
 __version__ = _BUILD["version"]
 

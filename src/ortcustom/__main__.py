@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 
 import numpy as np
 
@@ -11,12 +12,15 @@ def info() -> int:
     import onnxruntime as ort
 
     import ortcustom
-    from ortcustom import _customop, _kernels
+    from ortcustom import _kernels
+    from ortcustom._ort_install import onnxruntime_site, owners
     from ortcustom.ops import ALL
 
     b = ortcustom.build_info()
     print(f"ortcustom {b['version']}")
-    print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]})")
+    site = onnxruntime_site()
+    dists = ", ".join(f"{d.metadata['Name']} {d.version}" for d in (owners(site) if site else [])) or "no .dist-info"
+    print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]}; installed by {dists})")
     print(f"  providers available: {', '.join(ort.get_available_providers())}")
     print(f"  ORT API version declared: {b['ort_api_version']}; minimum onnxruntime: {b['min_ort_version']}")
     print(f"  CPU kernels run with: {_kernels.cpu_isa()}")
@@ -31,41 +35,137 @@ def info() -> int:
     return 0
 
 
-def demo() -> int:
-    """Inverts a batch of matrices with ortcustom's Inverse inside an ORT graph, checks with NumPy."""
-    import onnxruntime as ort
+def _step(i: int, n: int, text: str) -> None:
+    print(f"[{i}/{n}] {text}", flush=True)
+
+
+def _median_ms(sess, feed, seconds=0.5, max_runs=2000) -> float:
+    sess.run(None, feed)  # warm-up
+    times = []
+    end = time.perf_counter() + seconds
+    while len(times) < max_runs and (len(times) < 10 or time.perf_counter() < end):
+        t = time.perf_counter()
+        sess.run(None, feed)
+        times.append(time.perf_counter() - t)
+    return 1e3 * float(np.median(times))
+
+
+def _handmade_model():
+    """What both exporters make of `torch.inverse(x) + x`: com.microsoft::Inverse, then Add."""
     from onnx import TensorProto, helper
 
-    import ortcustom
-    from ortcustom.ops import Inverse
     from ortcustom.testing import for_runtime
 
-    domain = ortcustom.Domain("com.microsoft").add(Inverse)
-    # X -> Inverse (ours, com.microsoft) -> Y;  MatMul(X, Y) -> I (ORT's own op)
     graph = helper.make_graph(
-        [helper.make_node("Inverse", ["X"], ["Y"], domain="com.microsoft", name="inverse"),
-         helper.make_node("MatMul", ["X", "Y"], ["I"], name="check")],
-        "demo",
-        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["batch", 8, 8])],
-        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["batch", 8, 8]),
-         helper.make_tensor_value_info("I", TensorProto.FLOAT, ["batch", 8, 8])])
-    model = for_runtime(helper.make_model(graph, opset_imports=[
+        [helper.make_node("Inverse", ["x"], ["inv"], domain="com.microsoft"),
+         helper.make_node("Add", ["inv", "x"], ["y"])],
+        "inverse_plus_x",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", "n", "n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", "n", "n"])])
+    return for_runtime(helper.make_model(graph, opset_imports=[
         helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)]))
-    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(domain),
-                                providers=["CPUExecutionProvider"])
+
+
+def _export_quietly(model, x, dynamo: bool):
+    import logging
+    import warnings
+
+    import ortcustom.export
+
+    # the exporters' chatter about what this model does not use (torchvision ops, deprecations)
+    log = logging.getLogger("torch.onnx")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ortcustom.export.export(model, (x,), dynamo=dynamo)
+    finally:
+        log.setLevel(level)
+
+
+def _nodes(model) -> str:
+    return ", ".join(f"{n.domain + '::' if n.domain else ''}{n.op_type}" for n in model.graph.node)
+
+
+def demo() -> int:
+    """The main job: a PyTorch model with torch.inverse (ONNX has no inverse) exported with both
+    exporters, run by ORT with ortcustom's Inverse, checked against PyTorch and timed against ORT's
+    built-in com.microsoft Inverse. Without PyTorch: the same ONNX model, made with onnx.helper."""
+    import onnxruntime as ort
+
+    import ortcustom
+
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    cpu = ["CPUExecutionProvider"]
+    batch, n = 64, 16
     rng = np.random.default_rng(0)
-    x = (rng.standard_normal((16, 8, 8)) + 8 * np.eye(8)).astype(np.float32)
-    y, eye = sess.run(None, {"X": x})
-    err = float(np.abs(y - np.linalg.inv(x)).max())
-    res = float(np.abs(eye - np.eye(8)).max())
-    print("ortcustom demo: a model X -> com.microsoft.Inverse -> Y, plus MatMul(X, Y), on ORT "
-          f"{ort.__version__} (CPU)")
-    print(f"  input: 16 matrices 8x8 float32; registered: {domain}")
-    print(f"  max |Y - numpy.linalg.inv(X)| = {err:.2e}")
-    print(f"  max |X @ Y - I|               = {res:.2e}")
-    ok = err < 1e-4 and res < 1e-4
-    print("  OK" if ok else "  MISMATCH")
+    x = (rng.standard_normal((batch, n, n)) + n * np.eye(n)).astype(np.float32)
+    steps = 5 if torch is not None else 3
+    print(f"ortcustom {ortcustom.__version__} demo on onnxruntime {ort.__version__} (CPU), "
+          f"x: {batch} matrices {n}x{n} float32", flush=True)
+
+    if torch is not None:
+        import ortcustom.export
+
+        class InversePlusX(torch.nn.Module):
+            def forward(self, x):
+                return torch.inverse(x) + x
+
+        model = InversePlusX().eval()
+        with torch.no_grad():
+            expected = model(torch.from_numpy(x)).numpy()
+        _step(1, steps, f"PyTorch {torch.__version__}: y = torch.inverse(x) + x")
+        models = {}
+        for i, (dynamo, name) in enumerate([(False, "TorchScript"), (True, "dynamo")], start=2):
+            t = time.perf_counter()
+            models[name] = _export_quietly(model, torch.from_numpy(x), dynamo)
+            _step(i, steps, f"exported with the {name} exporter (dynamo={dynamo}) in "
+                            f"{time.perf_counter() - t:.1f} s: {_nodes(models[name])}")
+        reference = "PyTorch"
+    else:
+        expected = np.linalg.inv(x) + x
+        models = {"onnx.helper": _handmade_model()}
+        _step(1, steps, "no PyTorch here (pip install 'ortcustom[torch]' to export from it): the ONNX "
+                        f"model both exporters make, built with onnx.helper: {_nodes(models['onnx.helper'])}")
+        reference = "NumPy"
+
+    errors = []
+    for name, m in models.items():
+        so = ortcustom.session_options(*_domains(m))
+        sess = ort.InferenceSession(m.SerializeToString(), so, providers=cpu)
+        (y,) = sess.run(None, {sess.get_inputs()[0].name: x})
+        errors.append((name, float(np.abs(y - expected).max())))
+    _step(steps - 1, steps, f"ran in ORT with ortcustom's Inverse: max |ORT - {reference}| = "
+                            + ", ".join(f"{e:.1e} ({name} model)" for name, e in errors))
+
+    # the same model twice: with ortcustom's Inverse registered, and as ORT itself runs it
+    m = models["dynamo" if "dynamo" in models else "onnx.helper"]
+    ours = ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(*_domains(m)), providers=cpu)
+    builtin = ort.InferenceSession(m.SerializeToString(), providers=cpu)
+    feed = {ours.get_inputs()[0].name: x}
+    t_ours, t_builtin = _median_ms(ours, feed), _median_ms(builtin, feed)
+    _step(steps, steps, f"timed, median run: with ortcustom {t_ours:.3f} ms, with ORT's built-in "
+                        f"com.microsoft Inverse {t_builtin:.3f} ms (ortcustom: {t_ours / t_builtin:.2f}x its time)")
+    ok = all(e < 1e-4 for _, e in errors)
+    print("OK" if ok else "MISMATCH", flush=True)
     return 0 if ok else 1
+
+
+def _domains(model):
+    """The domains to register for `model`: what the exporter recorded, else com.microsoft's Inverse."""
+    import ortcustom
+    from ortcustom.ops import Inverse
+
+    try:
+        import ortcustom.export
+
+        return ortcustom.export.domains(model)
+    except ImportError:  # no torch: ortcustom.export is unavailable
+        return [ortcustom.Domain("com.microsoft").add(Inverse)]
 
 
 def main(argv=None) -> int:
