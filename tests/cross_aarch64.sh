@@ -50,7 +50,8 @@ machine=$("$CROSS-readelf" -h "$work/k.so" | sed -n 's/^ *Machine: *//p')
 if grep -qi avx2 "$work/symbols.txt"; then
   echo "cross_aarch64: the AVX2 pass was compiled for aarch64" >&2; exit 1
 fi
-for f in oc_inverse_f32 oc_inverse_f16 oc_group_norm_f64 oc_cpu_isa; do
+for f in oc_inverse_f32 oc_inverse_f16 oc_group_norm_f64 oc_cpu_isa ortcustom_kernel_inverse_cpu \
+         ortcustom_kernel_group_norm_cpu; do
   grep -q " T $f\$" "$work/symbols.txt" || { echo "cross_aarch64: $f missing" >&2; exit 1; }
 done
 echo "cross_aarch64: kernels/cpu builds and links for aarch64 ($("$CROSS-g++" -dumpversion)), baseline pass only"
