@@ -289,6 +289,14 @@ def test_non_contiguous_and_large_results_are_copied():
     np.testing.assert_array_equal(session(Big, d, {"X": big}).run(None, {"X": big})[0], big + 1)
 
 
+@pytest.mark.parametrize("shape", [(3, 4), (1 << 15,)])  # memmove'd with and without the GIL
+def test_byte_swapped_results_are_converted(shape):
+    Swap = Op("Swap", [Input("X", "double")], [Output("Y", "double")], compute=lambda X: (X + 1).astype(">f8"))
+    d = Domain("test.py").add(Swap)
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    np.testing.assert_array_equal(session(Swap, d, {"X": x}).run(None, {"X": x})[0], x + 1)
+
+
 # ---- errors ----------------------------------------------------------------------------------
 
 def _inner(x):
