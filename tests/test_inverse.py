@@ -1,3 +1,6 @@
+import os
+import sys
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -6,7 +9,7 @@ import ortcustom
 from ortcustom.ops import Inverse
 from ortcustom.testing import make_model
 
-from helpers import CPU, session, well_conditioned
+from helpers import CPU, run_python, session, well_conditioned
 
 TOL = {np.float32: (1e-4, 1e-5), np.float64: (1e-10, 1e-12), np.float16: (2e-2, 2e-3)}
 
@@ -101,3 +104,49 @@ def test_unaccepted_type_fails_at_session_creation_listing_accepted_types():
         ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(dom), providers=CPU)
     msg = str(e.value)
     assert "Inverse (node 'n0')" in msg and "X: int32" in msg and "T in {float, double, float16}" in msg
+
+
+_OOM = r'''
+import resource, sys
+import numpy as np
+import ortcustom
+from ortcustom import kernels
+from ortcustom.ops import Inverse
+sys.path.insert(0, {here!r})
+from helpers import session
+
+n = 4200
+x = np.eye(n, dtype=np.float16) * 2
+y = np.full_like(x, 7)
+sess = session(Inverse, ortcustom.Domain("com.microsoft").add(Inverse), {{"X": (np.float16, [n, n])}})
+io = sess.io_binding()  # ORT allocates nothing for the run: the output is ours
+io.bind_cpu_input("X", x)
+io.bind_output("Y", "cpu", 0, np.float16, [n, n], y.__array_interface__["data"][0])
+soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+in_use = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+resource.setrlimit(resource.RLIMIT_AS, (in_use + (16 << 20), hard))
+for name, call in (("session", lambda: sess.run_with_iobinding(io)), ("direct", lambda: kernels.inverse(x, out=y))):
+    try:
+        call()
+        print(name, "no error")
+    except BaseException as e:
+        print(name, type(e).__name__, str(e).splitlines()[0])
+resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+print("after", kernels.inverse(np.eye(40, dtype=np.float16) * 2)[0, 0])
+'''
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc; relies on glibc's heap sizes")
+def test_out_of_memory_is_an_error_not_a_wrong_output():
+    """The blocked path's scratch (here ~74 MB: the float copy of a 4200 x 4200 float16 matrix,
+    more than the 64 MiB heap glibc gives a thread, so only a new mapping can serve it) cannot be
+    had under an address-space limit of 16 MiB above what the process uses: the run fails, naming
+    the op and the cause, and so does the direct call; afterwards the kernel works again."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = run_python(_OOM.format(here=here))
+    assert r.returncode == 0, r.stderr[-3000:]
+    lines = r.stdout.splitlines()
+    assert lines[0].startswith("session ") and "Inverse (node 'n0'): out of memory for the scratch space of " \
+        "4200 x 4200 matrices" in lines[0], lines
+    assert lines[1] == "direct MemoryError Inverse: out of memory for the scratch space of 4200 x 4200 matrices"
+    assert lines[2] == "after 0.5"

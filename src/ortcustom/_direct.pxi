@@ -230,13 +230,16 @@ def inverse(x, out=None, stream=None):
     cdef void* xp = cnp.PyArray_DATA(xa)
     cdef void* op = cnp.PyArray_DATA(oa)
     cdef int kind = 0 if x.dtype == np.float32 else (1 if x.dtype == np.float64 else 2)
+    cdef int err
     with nogil:
         if kind == 0:
-            oc_inverse_f32(<const float*>xp, <float*>op, batch, n, oc_serial)
+            err = oc_inverse_f32(<const float*>xp, <float*>op, batch, n, oc_serial)
         elif kind == 1:
-            oc_inverse_f64(<const double*>xp, <double*>op, batch, n, oc_serial)
+            err = oc_inverse_f64(<const double*>xp, <double*>op, batch, n, oc_serial)
         else:
-            oc_inverse_f16(<const uint16_t*>xp, <uint16_t*>op, batch, n, oc_serial)
+            err = oc_inverse_f16(<const uint16_t*>xp, <uint16_t*>op, batch, n, oc_serial)
+    if err != 0:  # the only failure: OC_OUT_OF_MEMORY
+        raise MemoryError(f"Inverse: out of memory for the scratch space of {n} x {n} matrices")
     return out
 
 

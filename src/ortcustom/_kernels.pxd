@@ -10,9 +10,9 @@ cdef extern from "ortcustom/kernels.h" nogil:
     const oc_parallel oc_serial
     const char* oc_cpu_isa()
 
-    void oc_inverse_f32(const float* inp, float* out, int64_t batch, int64_t n, oc_parallel par)
-    void oc_inverse_f64(const double* inp, double* out, int64_t batch, int64_t n, oc_parallel par)
-    void oc_inverse_f16(const uint16_t* inp, uint16_t* out, int64_t batch, int64_t n, oc_parallel par)
+    int oc_inverse_f32(const float* inp, float* out, int64_t batch, int64_t n, oc_parallel par)
+    int oc_inverse_f64(const double* inp, double* out, int64_t batch, int64_t n, oc_parallel par)
+    int oc_inverse_f16(const uint16_t* inp, uint16_t* out, int64_t batch, int64_t n, oc_parallel par)
 
     void oc_group_norm_f32(const float* x, const float* scale, const float* bias, float* y,
                            int64_t N, int64_t C, int64_t S, int64_t groups, double eps, oc_parallel par)

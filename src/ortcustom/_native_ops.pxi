@@ -81,17 +81,23 @@ cdef OrtStatus* inverse_prepare(const Kernel* k, OrtKernelContext* ctx, InverseA
 cdef OrtStatus* inverse_cpu(const Kernel* k, OrtKernelContext* ctx) noexcept nogil:
     cdef InverseArgs a
     cdef OrtRunner r
+    cdef int err
+    cdef char msg[512]
     cdef OrtStatus* st = inverse_prepare(k, ctx, &a)
     if st != NULL or a.y == NULL:
         return st
     r.api = k.api
     r.ctx = ctx
     if k.b.dtype == ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
-        oc_inverse_f32(<const float*>a.x, <float*>a.y, a.batch, a.n, ort_pool(&r))
+        err = oc_inverse_f32(<const float*>a.x, <float*>a.y, a.batch, a.n, ort_pool(&r))
     elif k.b.dtype == ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
-        oc_inverse_f64(<const double*>a.x, <double*>a.y, a.batch, a.n, ort_pool(&r))
+        err = oc_inverse_f64(<const double*>a.x, <double*>a.y, a.batch, a.n, ort_pool(&r))
     else:
-        oc_inverse_f16(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n, ort_pool(&r))
+        err = oc_inverse_f16(<const uint16_t*>a.x, <uint16_t*>a.y, a.batch, a.n, ort_pool(&r))
+    if err != 0:  # the only failure: OC_OUT_OF_MEMORY (the output is not the inverse)
+        snprintf(msg, sizeof(msg), "%s (node '%s'): out of memory for the scratch space of %lld x %lld "
+                 "matrices", k.b.name, k.node, <long long>a.n, <long long>a.n)
+        return k.api.CreateStatus(ORT_FAIL, msg)
     return NULL
 
 
