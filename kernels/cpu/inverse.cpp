@@ -142,7 +142,6 @@ struct VecT {
   typedef typename ::oc::detail::Simd<T, W>::type type;
 };
 
-#if OC_HAVE_VECTOR_EXT
 template <int N>
 struct Pow2Ceil {
   enum { value = N <= 2 ? 2 : N <= 4 ? 4 : N <= 8 ? 8 : 16 };
@@ -279,45 +278,6 @@ static OC_ALWAYS_INLINE void gj_fixed_mid(T* OC_RESTRICT aio, int* OC_RESTRICT p
   }
 }
 
-#endif  // OC_HAVE_VECTOR_EXT
-
-// Portable scalar version of the same algorithm (compilers without vector extensions).
-template <class T, int N>
-static OC_ALWAYS_INLINE void gj_fixed_scalar(T* OC_RESTRICT a, int* OC_RESTRICT perm) {
-  for (int i = 0; i < N; ++i) perm[i] = i;
-  for (int k = 0; k < N; ++k) {
-    int p = k;
-    T best = absval(a[k * N + k]);
-    for (int i = k + 1; i < N; ++i) {
-      T v = absval(a[i * N + k]);
-      bool gt = v > best;
-      best = gt ? v : best;
-      p = gt ? i : p;
-    }
-    for (int j = 0; j < N; ++j) {
-      T t = a[k * N + j];
-      a[k * N + j] = a[p * N + j];
-      a[p * N + j] = t;
-    }
-    {
-      int t = perm[k];
-      perm[k] = perm[p];
-      perm[p] = t;
-    }
-    const T piv = a[k * N + k];
-    T rk[N];
-    for (int j = 0; j < N; ++j) rk[j] = a[k * N + j];
-    rk[k] = T(1);
-    for (int i = 0; i < N; ++i) {
-      const T li = a[i * N + k] / piv;
-      a[i * N + k] = T(0);
-      for (int j = 0; j < N; ++j) a[i * N + j] -= li * rk[j];
-    }
-    const T inv = T(1) / piv;
-    for (int j = 0; j < N; ++j) a[k * N + j] = rk[j] * inv;
-  }
-}
-
 template <class S, class T, int N>
 static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int64_t b0,
                                 int64_t b1) {
@@ -326,14 +286,10 @@ static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int
   for (int64_t b = b0; b < b1; ++b) {
     const S* src = in + b * (N * N);
     for (int e = 0; e < N * N; ++e) a[e] = Conv<S, T>::load(src[e]);
-#if OC_HAVE_VECTOR_EXT
     if (N <= 8)
       gj_fixed<T, N>(a, perm);
     else
       gj_fixed_mid<T, N>(a, perm);
-#else
-    gj_fixed_scalar<T, N>(a, perm);
-#endif
     S* dst = out + b * (N * N);
     for (int i = 0; i < N; ++i)
       for (int m = 0; m < N; ++m) dst[i * N + perm[m]] = Conv<S, T>::store(a[i * N + m]);
