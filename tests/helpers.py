@@ -33,19 +33,35 @@ def row_cycled(rng, shape, dtype):
     """Well-conditioned matrices whose rows are moved by a random n-cycle (no row stays): the largest
     entry of a column is off the diagonal, so Gauss-Jordan must swap rows (pivot) at nearly every
     step, where well_conditioned's diagonally dominant matrices never need a swap."""
-    x = well_conditioned(rng, shape, np.float64)
-    n = shape[-1]
-    for m in x.reshape(-1, n, n):
-        s = rng.permutation(n)
-        rows = np.empty(n, np.intp)
-        rows[s] = np.roll(s, -1)  # s[i] -> s[i + 1]: one cycle through every row
-        m[:] = m[rows]
-    return x.astype(dtype)
+    def draw(k):
+        x = well_conditioned(rng, (k,) + tuple(shape[-2:]), np.float64)
+        n = shape[-1]
+        for m in x:
+            s = rng.permutation(n)
+            rows = np.empty(n, np.intp)
+            rows[s] = np.roll(s, -1)  # s[i] -> s[i + 1]: one cycle through every row
+            m[:] = m[rows]
+        return x
+
+    return _checkable(draw, shape, dtype)
 
 
 def random_normal(rng, shape, dtype):
-    """Plain standard normal matrices: pivoting needed, condition number in the hundreds to ~1e5."""
-    return rng.standard_normal(shape).astype(dtype)
+    """Standard normal matrices: pivoting needed, condition numbers from tens to ~1e5 for n <= 300."""
+    return _checkable(lambda k: rng.standard_normal((k,) + tuple(shape[-2:])), shape, dtype)
+
+
+def _checkable(draw, shape, dtype, tries=50):
+    """draw(k) -> k float64 matrices; each one whose inverse_bound in `dtype` is too loose to tell a
+    wrong inverse from a right one (>= 0.01: cond(x) too large for the dtype) is drawn again."""
+    n = shape[-1]
+    x = draw(int(np.prod(shape[:-2], dtype=np.int64))).astype(dtype)
+    for _ in range(tries):
+        bad = np.flatnonzero(inverse_bound(x)[0] >= 0.01) if x.size else []
+        if not len(bad):
+            return x.reshape(shape)
+        x[bad] = draw(len(bad)).astype(dtype)
+    raise ValueError(f"no checkable {n}x{n} {np.dtype(dtype)} matrices from this generator (too ill-conditioned)")
 
 
 # unit roundoff of the output type, and of the type the kernels compute in (float16: float)
