@@ -248,6 +248,19 @@ def _check_out_return(case):
         np.testing.assert_array_equal(sess.run(None, {"X": _X})[0], expect)
 
 
+_RUN_OUT_RETURNS = r"""
+import sys
+sys.path.insert(0, {here!r})
+import test_python_ops as t
+for case in t._OUT_RETURNS:
+    try:
+        t._check_out_return(case)
+        print(case, "ok", sep="\t", flush=True)
+    except BaseException as e:
+        print(case, repr(e).replace("\n", " "), sep="\t", flush=True)
+"""
+
+
 @pytest.fixture(scope="module")
 def out_return_results():
     """Every case of _OUT_RETURNS, in one fresh interpreter (a crash fails the cases from there on)."""
@@ -256,10 +269,7 @@ def out_return_results():
     from helpers import run_python
 
     here = os.path.dirname(os.path.abspath(__file__))
-    r = run_python(f"import sys; sys.path.insert(0, {here!r})\nimport test_python_ops as t\n"
-                   f"for c in t._OUT_RETURNS:\n"
-                   f"    try:\n        t._check_out_return(c)\n        print(c, 'ok', sep='\\t', flush=True)\n"
-                   f"    except BaseException as e:\n        print(c, repr(e).replace('\\n', ' '), sep='\\t', flush=True)\n")
+    r = run_python(_RUN_OUT_RETURNS.format(here=here))
     got = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
     return got, r
 

@@ -181,6 +181,6 @@ def _renamed(base: Op, name: str) -> Op:
     return _renamed_cache[key]
 
 
-__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "InvalidAttribute", "METADATA_KEY", "OpMapping", "custom_translation_table",
-           "domains", "export", "group_norm", "inverse", "map_op", "registered_symbolics", "symbolics",
-           "translation"]
+__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "InvalidAttribute", "METADATA_KEY", "OpMapping",
+           "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op", "registered_symbolics",
+           "symbolics", "translation"]
