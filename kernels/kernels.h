@@ -1,7 +1,8 @@
 /* The built-in CPU kernels' internal entry points, over raw contiguous buffers: what their ABI
  * entries (*_op.cpp, written against ortcustom/kernel.h) call once the inputs are checked. Not
  * installed. All functions are thread-safe (no global mutable state) and never throw: inputs are
- * assumed valid. */
+ * assumed valid. Only the Inverse entry points can fail (out of memory): they return a status,
+ * which the caller must check. */
 #ifndef ORTCUSTOM_KERNELS_H
 #define ORTCUSTOM_KERNELS_H
 
@@ -30,16 +31,21 @@ extern const oc_parallel oc_serial;
    the environment variable ORTCUSTOM_NO_AVX2 is set) or "baseline". */
 const char* oc_cpu_isa(void);
 
+/* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch
+   memory of the blocked path (n > 16: about 200 * n elements per matrix in flight, plus n * n
+   floats for float16) could not be allocated; the output is then not the inverse (some matrices
+   are left unwritten) and must not be used. */
+
 /* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).
    Gauss-Jordan elimination with partial (row) pivoting, blocked for large n. Singular matrices
    give inf/nan in their output (division by a zero pivot), never a crash or an error.
    out may be in itself (each matrix is read before it is written) or not overlap it. batch may
-   be 0. n >= 1. */
-void oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par);
-void oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par);
+   be 0. n >= 1. Returns 0 or OC_OUT_OF_MEMORY (above). */
+int oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par);
+int oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par);
 /* float16 as IEEE binary16 bits; computed in float. */
-void oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
-                    oc_parallel par);
+int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
+                   oc_parallel par);
 
 /* Group normalization like torch.nn.functional.group_norm: x has shape (N, C, S) (S = product
    of the spatial dims, may be 1); groups divides C; scale and bias have C entries (either may

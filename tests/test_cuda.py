@@ -1,5 +1,7 @@
 """The CUDA kernels, in ORT's CUDA provider (inputs bound on the GPU with IOBinding, no host round
-trip) and directly on CuPy arrays; checked against CuPy. Skips without a GPU."""
+trip) and directly on CuPy arrays; checked against CuPy. Skips where there is no GPU (or no CuPy,
+or ortcustom was built without CUDA); on a machine with a GPU, an ORT whose CUDA provider is
+missing or does not start is a failure, not a skip."""
 import json
 
 import numpy as np
@@ -11,23 +13,52 @@ from ortcustom import _kernels, kernels
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import make_model
 
+from helpers import assert_inverse, random_normal, row_cycled
+
+
+def _gpus():
+    """How many CUDA GPUs this machine has, by whichever library can tell (0: none or no driver)."""
+    n = _kernels.cuda_device_count() if _kernels.cuda_built() else 0
+    try:
+        import torch
+
+        n = max(n, torch.cuda.device_count())
+    except Exception:  # no torch, or a CPU build
+        pass
+    try:
+        import cupy
+
+        n = max(n, cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # no cupy, or no driver
+        pass
+    return n
+
+
+if _gpus() == 0:
+    pytest.skip("no CUDA GPU or driver on this machine", allow_module_level=True)
 cp = pytest.importorskip("cupy", reason="needs CuPy (pip install cupy-cuda13x)")
 if not _kernels.cuda_built():
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
-if _kernels.cuda_device_count() == 0:
-    pytest.skip("no CUDA GPU or driver on this machine", allow_module_level=True)
-if "CUDAExecutionProvider" not in ort.get_available_providers():
-    pytest.skip("this onnxruntime has no CUDA provider (install onnxruntime-gpu)", allow_module_level=True)
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm)
+
+
+def test_orts_cuda_provider_starts_on_this_gpu_machine():
+    # were it skipped instead, a broken onnxruntime-gpu (missing CUDA libraries, a CPU-only wheel)
+    # would leave every test below skipped and the run green
+    assert "CUDAExecutionProvider" in ort.get_available_providers(), (
+        f"this machine has a GPU but onnxruntime {ort.__version__} has no CUDA provider "
+        f"({ort.get_available_providers()}): install onnxruntime-gpu")
+    cuda_session(Inverse, {"X": (np.float32, [1, 2, 2])})
 
 
 def cuda_session(op, inputs, attrs=None, so=None, outputs=None):
     model = make_model(op, DOM, inputs, attrs=attrs, outputs=outputs)
     sess = ort.InferenceSession(model.SerializeToString(), so or ortcustom.session_options(DOM), providers=PROVIDERS)
     if sess.get_providers()[0] != "CUDAExecutionProvider":
-        pytest.skip("ORT's CUDA provider could not start here")
+        pytest.fail(f"ORT's CUDA provider did not start on this GPU machine (providers: {sess.get_providers()}; "
+                    f"see ORT's warnings above: usually missing CUDA or cuDNN libraries)")
     return sess
 
 
@@ -51,17 +82,45 @@ def well_conditioned(shape, dtype, seed=0):
     return (rng.standard_normal(shape, dtype=cp.float64) + n * cp.eye(n)).astype(dtype)
 
 
-@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-3), (np.float64, 1e-9), (np.float16, 3e-2)])
-@pytest.mark.parametrize("shape", [(4096, 4, 4), (256, 16, 16), (8, 64, 64), (1, 1, 1), (0, 3, 3),
-                                   (2, 256, 256), (1, 1024, 1024)])
-def test_inverse_on_gpu_matches_cupy(dtype, tol, shape):
+DTYPES = [np.float32, np.float64, np.float16]
+
+
+def _both_ways(x):
+    """Inverse of the CuPy array x by ORT's CUDA provider and by the direct call, as NumPy arrays."""
+    sess = cuda_session(Inverse, {"X": (x.dtype, ["b", x.shape[-1], x.shape[-1]])})
+    return cp.asnumpy(run_bound(sess, {"X": x})), cp.asnumpy(kernels.inverse(x))
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(4096, 4, 4), (256, 16, 16), (8, 64, 64), (1, 1, 1), (2, 256, 256),
+                                   (1, 1024, 1024)])
+def test_inverse_on_gpu(dtype, shape):
+    # relative to the float64 inverse, and by residual: an all-zero output fails at every size
     x = well_conditioned(shape, dtype)
-    sess = cuda_session(Inverse, {"X": (dtype, ["b", shape[-1], shape[-1]])})
-    y = run_bound(sess, {"X": x})
-    if x.size:
-        ref = cp.linalg.inv(x.astype(cp.float64))
-        cp.testing.assert_allclose(y.astype(cp.float64), ref, rtol=tol, atol=tol)
-        np.testing.assert_allclose(cp.asnumpy(kernels.inverse(x)).astype(np.float64), cp.asnumpy(ref), rtol=tol, atol=tol)
+    for y in _both_ways(x):
+        assert_inverse(cp.asnumpy(x), y)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_inverse_of_an_empty_batch_on_gpu(dtype):
+    x = cp.ones((0, 3, 3), dtype)
+    for y in _both_ways(x):
+        assert y.shape == (0, 3, 3) and y.dtype == dtype
+
+
+# Every CUDA path: a thread per matrix (n <= 4), a warp group (n <= 32), a block with the matrix in
+# shared memory, in place in the output with a row buffer (large n), float16 with a float workspace.
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n", [3, 4, 7, 16, 32, 33, 100, 300, 1024])
+def test_inverse_on_gpu_of_matrices_that_need_pivoting(dtype, n):
+    rng = np.random.default_rng(n)
+    batch = 64 if n <= 32 else 4 if n <= 300 else 1
+    cases = [row_cycled(rng, (batch, n, n), dtype)]
+    if dtype == np.float64 or (dtype == np.float32 and n <= 48):  # (else too ill-conditioned to check)
+        cases.append(random_normal(rng, (batch, n, n), dtype))
+    for x in cases:
+        for y in _both_ways(cp.asarray(x)):
+            assert_inverse(x, y)
 
 
 def test_inverse_singular_on_gpu_is_non_finite():

@@ -155,6 +155,34 @@ def test_group_norm_only_when_asked(dynamo):
     check(net, (x,), m)
 
 
+class GroupNormEps(torch.nn.Module):
+    def __init__(self, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        return torch.nn.functional.group_norm(x, 2, self.weight, None, eps=self.eps)
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+@pytest.mark.parametrize("eps", [-0.5, float("nan")])
+def test_invalid_attribute_is_refused_at_export_naming_op_attribute_and_value(dynamo, eps):
+    # the declaration's check (epsilon >= 0), as ORT would apply it at session creation
+    with pytest.raises(oe.InvalidAttribute, match=rf"^exporting aten::group_norm as ortcustom::GroupNorm: GroupNorm "
+                                                  rf"attribute epsilon={eps!r} \(from aten::group_norm argument "
+                                                  rf"'eps'\) is invalid: must be >= 0$"):
+        oe.export(GroupNormEps(eps), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_valid_attribute_is_coerced_to_its_declared_kind(dynamo):
+    m = oe.export(GroupNormEps(0), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])  # an int eps
+    (gn,) = [n for n in m.graph.node if n.op_type == "GroupNorm"]
+    eps = [a for a in gn.attribute if a.name == "epsilon"]
+    assert [(a.type, a.f) for a in eps] == [(onnx.AttributeProto.FLOAT, 0.0)]
+
+
 class TorchLibraryModel(torch.nn.Module):
     """Written with our ops as PyTorch operators: runs our kernels in eager PyTorch."""
 

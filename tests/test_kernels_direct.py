@@ -3,16 +3,29 @@ import numpy as np
 import pytest
 
 from ortcustom import kernels
-from ortcustom.ops import GroupNorm, Inverse
+from ortcustom.ops import GroupNorm
+
+from helpers import assert_inverse, random_normal, row_cycled
 
 
-@pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-4), (np.float64, 1e-10), (np.float16, 2e-2)])
-def test_inverse(dtype, tol):
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_inverse(dtype):
     x = (np.random.default_rng(0).standard_normal((3, 2, 7, 7)) + 7 * np.eye(7)).astype(dtype)
     out = np.empty_like(x)
     assert kernels.inverse(x, out=out) is out
-    np.testing.assert_allclose(out.astype(np.float64), Inverse.reference(x).astype(np.float64), rtol=tol, atol=tol)
+    assert_inverse(x, out)
     np.testing.assert_array_equal(kernels.inverse(x), out)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("n", [3, 12, 16, 40, 300])  # unrolled, leaves, panels (run serially here)
+def test_inverse_of_matrices_that_need_pivoting(dtype, n):
+    rng = np.random.default_rng(n)
+    x = row_cycled(rng, (2, n, n), dtype)
+    assert_inverse(x, kernels.inverse(x))
+    if dtype == np.float64:
+        x = random_normal(rng, (2, n, n), dtype)
+        assert_inverse(x, kernels.inverse(x))
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 1e-2)])
@@ -28,8 +41,9 @@ def test_group_norm(dtype, tol):
 def test_non_contiguous_input_is_taken_and_empty_is_fine():
     x = (np.random.default_rng(2).standard_normal((4, 4, 2)) + 4 * np.eye(4)[..., None]).astype(np.float32)
     view = x[..., 0]  # strided
-    np.testing.assert_allclose(kernels.inverse(view), np.linalg.inv(view), rtol=1e-4, atol=1e-5)
-    assert kernels.inverse(np.ones((0, 3, 3), np.float32)).shape == (0, 3, 3)
+    assert_inverse(view, kernels.inverse(view))
+    empty = kernels.inverse(np.ones((0, 3, 3), np.float32))
+    assert empty.shape == (0, 3, 3) and empty.dtype == np.float32
 
 
 @pytest.mark.parametrize("call, match", [

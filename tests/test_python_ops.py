@@ -212,6 +212,75 @@ def test_out_path_copies_other_arrays_returned_and_checks_their_shape():
         session(Bad, d, {"X": x}).run(None, {"X": x})
 
 
+# Whatever an out= kernel returns is copied in correctly or refused with a clear error, never a
+# crash: case -> (the kernel, the output expected or a regex of the error). X is square, so a
+# transposed result has the right shape but not the layout of the out view.
+_X = (np.arange(16, dtype=np.float32) - 5).reshape(4, 4)
+_OUT_RETURNS = {
+    "fortran-ordered": (lambda X, *, out: np.asfortranarray(X * 2), _X * 2),
+    "strided": (lambda X, *, out: np.repeat(X * 2, 2, axis=1)[:, ::2], _X * 2),
+    "reversed": (lambda X, *, out: (X * 2)[::-1, ::-1], (_X * 2)[::-1, ::-1]),
+    "byte-swapped": (lambda X, *, out: (X * 2).astype(">f4"), _X * 2),
+    "the out view, transposed": (lambda X, *, out: (np.multiply(X, 2, out=out[0]), out[0].T)[1], (_X * 2).T),
+    "a list of rows": (lambda X, *, out: [r * 2 for r in X], _X * 2),
+    "None, out filled": (lambda X, *, out: (np.multiply(X, 2, out=out[0]), None)[1], _X * 2),
+    "float64": (lambda X, *, out: X * 2.0 + np.zeros(1), "output Y has dtype float64; the op declares float32"),
+    "wrong shape": (lambda X, *, out: X[:1], r"output Y has shape \(1, 4\); with out= it must have the shape of X"),
+    "a Python float": (lambda X, *, out: 2.0, "output Y has dtype float64; the op declares float32"),
+    "a NumPy scalar": (lambda X, *, out: np.float32(2), r"output Y has shape \(\); with out= it must have"),
+    "a list of numbers": (lambda X, *, out: [1, 2], "output Y has dtype int64; the op declares float32"),
+    "a ragged list": (lambda X, *, out: [[1.0], [1.0, 2.0]], "output Y is not an array"),
+    "an object": (lambda X, *, out: object(), "output Y has dtype object; the op declares float32"),
+    "too deep": (lambda X, *, out: np.zeros((1,) * 17, np.float32), "output Y has rank 17; at most 16"),
+    "two results": (lambda X, *, out: (X, X), "the Python kernel returned 2 outputs; the node has 1"),
+}
+
+
+def _check_out_return(case):
+    """Runs one case of _OUT_RETURNS (in a subprocess: see the test below)."""
+    fn, expect = _OUT_RETURNS[case]
+    Ret = Op("Ret", [Input("X", "float")], [Output("Y", "float", shape="X")], compute=fn)
+    sess = session(Ret, Domain("test.py").add(Ret), {"X": _X})
+    if isinstance(expect, str):
+        with pytest.raises(Exception, match=r"Ret \(node 'n0'\): " + expect):
+            sess.run(None, {"X": _X})
+    else:
+        np.testing.assert_array_equal(sess.run(None, {"X": _X})[0], expect)
+
+
+_RUN_OUT_RETURNS = r"""
+import sys
+sys.path.insert(0, {here!r})
+import test_python_ops as t
+for case in t._OUT_RETURNS:
+    try:
+        t._check_out_return(case)
+        print(case, "ok", sep="\t", flush=True)
+    except BaseException as e:
+        print(case, repr(e).replace("\n", " "), sep="\t", flush=True)
+"""
+
+
+@pytest.fixture(scope="module")
+def out_return_results():
+    """Every case of _OUT_RETURNS, in one fresh interpreter (a crash fails the cases from there on)."""
+    import os
+
+    from helpers import run_python
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    r = run_python(_RUN_OUT_RETURNS.format(here=here))
+    got = dict(line.split("\t", 1) for line in r.stdout.splitlines() if "\t" in line)
+    return got, r
+
+
+@pytest.mark.parametrize("case", list(_OUT_RETURNS))
+def test_out_path_copies_or_refuses_whatever_the_kernel_returns(case, out_return_results):
+    got, r = out_return_results
+    assert case in got, f"the process died (exit {r.returncode}) at this case: {r.stderr[-2000:]}"
+    assert got[case] == "ok"
+
+
 def test_out_required_but_shape_unknown_is_a_clear_error():
     Need = Op("Need", [Input("X", "float")], [Output("Y", "float")], compute=lambda X, *, out: None)
     d = Domain("test.py").add(Need)
@@ -228,6 +297,14 @@ def test_non_contiguous_and_large_results_are_copied():
     np.testing.assert_array_equal(session(T, d, {"X": x}).run(None, {"X": x})[0], x.T)
     big = np.random.default_rng(2).standard_normal(1 << 17)  # 1 MiB: copied with the GIL released
     np.testing.assert_array_equal(session(Big, d, {"X": big}).run(None, {"X": big})[0], big + 1)
+
+
+@pytest.mark.parametrize("shape", [(3, 4), (1 << 15,)])  # memmove'd with and without the GIL
+def test_byte_swapped_results_are_converted(shape):
+    Swap = Op("Swap", [Input("X", "double")], [Output("Y", "double")], compute=lambda X: (X + 1).astype(">f8"))
+    d = Domain("test.py").add(Swap)
+    x = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    np.testing.assert_array_equal(session(Swap, d, {"X": x}).run(None, {"X": x})[0], x + 1)
 
 
 # ---- errors ----------------------------------------------------------------------------------

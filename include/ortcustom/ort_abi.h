@@ -87,16 +87,6 @@ typedef enum ONNXTensorElementDataType {
     ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0 = 26       /* API 28 */
 } ONNXTensorElementDataType;
 
-typedef enum ONNXType {
-    ONNX_TYPE_UNKNOWN = 0,
-    ONNX_TYPE_TENSOR = 1,
-    ONNX_TYPE_SEQUENCE = 2,
-    ONNX_TYPE_MAP = 3,
-    ONNX_TYPE_OPAQUE = 4,
-    ONNX_TYPE_SPARSETENSOR = 5,
-    ONNX_TYPE_OPTIONAL = 6
-} ONNXType;
-
 typedef enum OrtErrorCode {
     ORT_OK = 0,
     ORT_FAIL = 1,
@@ -180,7 +170,6 @@ struct OrtApiBase {
  *
  *     OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* api);
  */
-typedef OrtStatus* (*ortcustom_register_fn)(OrtSessionOptions* options, const OrtApiBase* api);
 
 /* ------------------------------------------------------------------ OrtApi */
 /* ORT's function table, through API 18. ORT only ever appends to it, so the API-17
@@ -210,11 +199,11 @@ struct OrtApi {
     void (*unused_41)(void); void (*unused_42)(void); void (*unused_43)(void); void (*unused_44)(void);
     void (*unused_45)(void); void (*unused_46)(void); void (*unused_47)(void); void (*unused_48)(void);
     void (*unused_49)(void);
-    OrtStatusPtr (*IsTensor)(const OrtValue* value, int* out);
+    void (*unused_50)(void);
     OrtStatusPtr (*GetTensorMutableData)(OrtValue* value, void** out);
     void (*unused_52)(void); void (*unused_53)(void); void (*unused_54)(void);
     OrtStatusPtr (*CastTypeInfoToTensorInfo)(const OrtTypeInfo* type_info, const OrtTensorTypeAndShapeInfo** out);
-    OrtStatusPtr (*GetOnnxTypeFromTypeInfo)(const OrtTypeInfo* type_info, ONNXType* out);
+    void (*unused_56)(void);
     OrtStatusPtr (*CreateTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo** out);
     OrtStatusPtr (*SetTensorElementType)(OrtTensorTypeAndShapeInfo* info, ONNXTensorElementDataType type);
     OrtStatusPtr (*SetDimensions)(OrtTensorTypeAndShapeInfo* info, const int64_t* dims, size_t count);
@@ -224,11 +213,10 @@ struct OrtApi {
     OrtStatusPtr (*GetSymbolicDimensions)(const OrtTensorTypeAndShapeInfo* info, const char** names, size_t count);
     OrtStatusPtr (*GetTensorShapeElementCount)(const OrtTensorTypeAndShapeInfo* info, size_t* out);
     OrtStatusPtr (*GetTensorTypeAndShape)(const OrtValue* value, OrtTensorTypeAndShapeInfo** out);
-    void (*unused_66)(void);
-    OrtStatusPtr (*GetValueType)(const OrtValue* value, ONNXType* out);
+    void (*unused_66)(void); void (*unused_67)(void);
     void (*unused_68)(void); void (*unused_69)(void); void (*unused_70)(void);
     OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out);
-    OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out);
+    OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out);  /* the device ordinal */
     OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
     OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
     OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out);
@@ -430,10 +418,8 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCustomOpDomain) == 26);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CustomOpDomain_Add) == 27);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddCustomOpDomain) == 28);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(IsTensor) == 50);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMutableData) == 51);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CastTypeInfoToTensorInfo) == 55);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetOnnxTypeFromTypeInfo) == 56);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorTypeAndShapeInfo) == 57);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetTensorElementType) == 58);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetDimensions) == 59);
@@ -443,7 +429,6 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetDimensions) == 62);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSymbolicDimensions) == 63);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorShapeElementCount) == 64);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorTypeAndShape) == 65);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetValueType) == 67);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetId) == 72);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);

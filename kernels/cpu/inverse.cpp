@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
 #include <cmath>
-#include <limits>
 
 #include "ortcustom/half.h"
 #include "../kernels.h"
@@ -59,31 +59,29 @@ namespace inverse_avx2 {
 #undef OC_INVERSE_BODY
 
 #if OC_X86_DISPATCH
-#define OC_DISPATCH(fn, ...)                                               \
-  do {                                                                     \
-    if (oc::detail::cpu_has_avx2_fma()) oc::inverse_avx2::fn(__VA_ARGS__); \
-    else oc::inverse_base::fn(__VA_ARGS__);                                \
-  } while (0)
+#define OC_DISPATCH(fn, ...)                                                      \
+  (oc::detail::cpu_has_avx2_fma() ? oc::inverse_avx2::fn(__VA_ARGS__) \
+                                  : oc::inverse_base::fn(__VA_ARGS__))
 #else
 #define OC_DISPATCH(fn, ...) oc::inverse_base::fn(__VA_ARGS__)
 #endif
 
 extern "C" {
 
-void oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
-  if (batch <= 0 || n <= 0) return;
-  OC_DISPATCH(inverse_f32, in, out, batch, n, par);
+int oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
+  if (batch <= 0 || n <= 0) return 0;
+  return OC_DISPATCH(inverse_f32, in, out, batch, n, par);
 }
 
-void oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
-  if (batch <= 0 || n <= 0) return;
-  OC_DISPATCH(inverse_f64, in, out, batch, n, par);
+int oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
+  if (batch <= 0 || n <= 0) return 0;
+  return OC_DISPATCH(inverse_f64, in, out, batch, n, par);
 }
 
-void oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
-                    oc_parallel par) {
-  if (batch <= 0 || n <= 0) return;
-  OC_DISPATCH(inverse_f16, in, out, batch, n, par);
+int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
+                   oc_parallel par) {
+  if (batch <= 0 || n <= 0) return 0;
+  return OC_DISPATCH(inverse_f16, in, out, batch, n, par);
 }
 
 }  // extern "C"
@@ -121,15 +119,6 @@ struct Conv<uint16_t, float> {
   static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
 };
 
-template <class S>
-static void fill_nan(S* out, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) out[i] = std::numeric_limits<S>::quiet_NaN();
-}
-template <>
-void fill_nan<uint16_t>(uint16_t* out, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) out[i] = 0x7E00;
-}
-
 template <class T>
 static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
 
@@ -153,7 +142,6 @@ struct VecT {
   typedef typename ::oc::detail::Simd<T, W>::type type;
 };
 
-#if OC_HAVE_VECTOR_EXT
 template <int N>
 struct Pow2Ceil {
   enum { value = N <= 2 ? 2 : N <= 4 ? 4 : N <= 8 ? 8 : 16 };
@@ -290,45 +278,6 @@ static OC_ALWAYS_INLINE void gj_fixed_mid(T* OC_RESTRICT aio, int* OC_RESTRICT p
   }
 }
 
-#endif  // OC_HAVE_VECTOR_EXT
-
-// Portable scalar version of the same algorithm (compilers without vector extensions).
-template <class T, int N>
-static OC_ALWAYS_INLINE void gj_fixed_scalar(T* OC_RESTRICT a, int* OC_RESTRICT perm) {
-  for (int i = 0; i < N; ++i) perm[i] = i;
-  for (int k = 0; k < N; ++k) {
-    int p = k;
-    T best = absval(a[k * N + k]);
-    for (int i = k + 1; i < N; ++i) {
-      T v = absval(a[i * N + k]);
-      bool gt = v > best;
-      best = gt ? v : best;
-      p = gt ? i : p;
-    }
-    for (int j = 0; j < N; ++j) {
-      T t = a[k * N + j];
-      a[k * N + j] = a[p * N + j];
-      a[p * N + j] = t;
-    }
-    {
-      int t = perm[k];
-      perm[k] = perm[p];
-      perm[p] = t;
-    }
-    const T piv = a[k * N + k];
-    T rk[N];
-    for (int j = 0; j < N; ++j) rk[j] = a[k * N + j];
-    rk[k] = T(1);
-    for (int i = 0; i < N; ++i) {
-      const T li = a[i * N + k] / piv;
-      a[i * N + k] = T(0);
-      for (int j = 0; j < N; ++j) a[i * N + j] -= li * rk[j];
-    }
-    const T inv = T(1) / piv;
-    for (int j = 0; j < N; ++j) a[k * N + j] = rk[j] * inv;
-  }
-}
-
 template <class S, class T, int N>
 static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int64_t b0,
                                 int64_t b1) {
@@ -337,14 +286,10 @@ static void inverse_fixed_range(const S* OC_RESTRICT in, S* OC_RESTRICT out, int
   for (int64_t b = b0; b < b1; ++b) {
     const S* src = in + b * (N * N);
     for (int e = 0; e < N * N; ++e) a[e] = Conv<S, T>::load(src[e]);
-#if OC_HAVE_VECTOR_EXT
     if (N <= 8)
       gj_fixed<T, N>(a, perm);
     else
       gj_fixed_mid<T, N>(a, perm);
-#else
-    gj_fixed_scalar<T, N>(a, perm);
-#endif
     S* dst = out + b * (N * N);
     for (int i = 0; i < N; ++i)
       for (int m = 0; m < N; ++m) dst[i * N + perm[m]] = Conv<S, T>::store(a[i * N + m]);
@@ -627,9 +572,11 @@ static bool setup_work(Work<T>& wk, char* buf, int64_t n, S* out_matrix, T*& tmp
   return true;
 }
 
+// Returns OC_OUT_OF_MEMORY when a scratch buffer cannot be allocated (the matrices it was for
+// are left unwritten), else 0.
 template <class S, class T>
-static void inverse_general(const S* in, S* out, int64_t batch, int64_t n,
-                            const oc_parallel& par) {
+static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
+                           const oc_parallel& par) {
   const bool need_copy = !std::is_same<S, T>::value;
   const size_t sbytes = scratch_bytes<T>(n, need_copy);
   const int64_t nn = n * n;
@@ -638,10 +585,7 @@ static void inverse_general(const S* in, S* out, int64_t batch, int64_t n,
   const bool inner = batch < 4 || (batch < 16 && n >= 512);
   if (inner) {
     char* buf = (char*)malloc(sbytes);
-    if (!buf) {
-      fill_nan(out, batch * nn);
-      return;
-    }
+    if (!buf) return OC_OUT_OF_MEMORY;
     for (int64_t b = 0; b < batch; ++b) {
       Work<T> wk;
       T* tmp_rows;
@@ -650,15 +594,16 @@ static void inverse_general(const S* in, S* out, int64_t batch, int64_t n,
       inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, tmp_rows);
     }
     free(buf);
-    return;
+    return 0;
   }
   const int64_t nt = num_tasks(batch, flops, 1 << 18, 1024);
+  std::atomic<bool> failed{false};  // set by any task (tasks may run on several threads)
   auto task = [&](size_t ti) {
     int64_t b0, b1;
     split_range(batch, nt, (int64_t)ti, b0, b1);
     char* buf = (char*)malloc(sbytes);
     if (!buf) {
-      fill_nan(out + b0 * nn, (b1 - b0) * nn);
+      failed.store(true, std::memory_order_relaxed);  // read after parallel_for has joined
       return;
     }
     for (int64_t b = b0; b < b1; ++b) {
@@ -671,42 +616,34 @@ static void inverse_general(const S* in, S* out, int64_t batch, int64_t n,
     free(buf);
   };
   parallel_for(par, (size_t)nt, task);
+  return failed.load(std::memory_order_relaxed) ? OC_OUT_OF_MEMORY : 0;
 }
 
 template <class S, class T>
-static void inverse_dispatch(const S* in, S* out, int64_t batch, int64_t n,
-                             const oc_parallel& par) {
+static int inverse_dispatch(const S* in, S* out, int64_t batch, int64_t n,
+                            const oc_parallel& par) {
   switch (n) {
-    case 1: return inverse_fixed<S, T, 1>(in, out, batch, par);
-    case 2: return inverse_fixed<S, T, 2>(in, out, batch, par);
-    case 3: return inverse_fixed<S, T, 3>(in, out, batch, par);
-    case 4: return inverse_fixed<S, T, 4>(in, out, batch, par);
-    case 5: return inverse_fixed<S, T, 5>(in, out, batch, par);
-    case 6: return inverse_fixed<S, T, 6>(in, out, batch, par);
-    case 7: return inverse_fixed<S, T, 7>(in, out, batch, par);
-    case 8: return inverse_fixed<S, T, 8>(in, out, batch, par);
-    case 9: return inverse_fixed<S, T, 9>(in, out, batch, par);
-    case 10: return inverse_fixed<S, T, 10>(in, out, batch, par);
-    case 11: return inverse_fixed<S, T, 11>(in, out, batch, par);
-    case 12: return inverse_fixed<S, T, 12>(in, out, batch, par);
-    case 13: return inverse_fixed<S, T, 13>(in, out, batch, par);
-    case 14: return inverse_fixed<S, T, 14>(in, out, batch, par);
-    case 15: return inverse_fixed<S, T, 15>(in, out, batch, par);
-    case 16: return inverse_fixed<S, T, 16>(in, out, batch, par);
+#define OC_FIXED(k)                                 \
+  case k:                                           \
+    inverse_fixed<S, T, k>(in, out, batch, par); \
+    return 0;
+    OC_FIXED(1) OC_FIXED(2) OC_FIXED(3) OC_FIXED(4) OC_FIXED(5) OC_FIXED(6) OC_FIXED(7) OC_FIXED(8)
+    OC_FIXED(9) OC_FIXED(10) OC_FIXED(11) OC_FIXED(12) OC_FIXED(13) OC_FIXED(14) OC_FIXED(15)
+    OC_FIXED(16)
+#undef OC_FIXED
     default: return inverse_general<S, T>(in, out, batch, n, par);
   }
 }
 
 // Entry points of this instruction set (non-template, so they carry its target options).
-void inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
-  inverse_dispatch<float, float>(in, out, batch, n, par);
+int inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
+  return inverse_dispatch<float, float>(in, out, batch, n, par);
 }
-void inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
-  inverse_dispatch<double, double>(in, out, batch, n, par);
+int inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
+  return inverse_dispatch<double, double>(in, out, batch, n, par);
 }
-void inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
-                 oc_parallel par) {
-  inverse_dispatch<uint16_t, float>(in, out, batch, n, par);
+int inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n, oc_parallel par) {
+  return inverse_dispatch<uint16_t, float>(in, out, batch, n, par);
 }
 
 #endif  // OC_INVERSE_BODY

@@ -1,5 +1,5 @@
 // Internal helpers for the CPU kernels: running lambdas through oc_parallel, chunking, a small
-// portable SIMD vector type, and the x86 ISA dispatch switch.
+// SIMD vector type (GCC/clang vector extensions), and the x86 ISA dispatch switch.
 #ifndef ORTCUSTOM_KERNELS_CPU_PARALLEL_H
 #define ORTCUSTOM_KERNELS_CPU_PARALLEL_H
 
@@ -83,35 +83,16 @@ inline void split_range(int64_t total, int64_t parts, int64_t i, int64_t& begin,
   end = begin + q + (i < r ? 1 : 0);
 }
 
-// Simd<T, W>::type: a vector of W lanes of T with elementwise + - * (also with a scalar operand).
-// GCC/clang vector extensions (lowered to whatever the enclosing function's target supports);
-// a plain struct elsewhere (the compiler may still vectorize it).
-#if defined(__GNUC__) && !defined(OC_NO_VECTOR_EXT)
-#define OC_HAVE_VECTOR_EXT 1
+// Simd<T, W>::type: a vector of W lanes of T with elementwise + - * / and comparisons (also with
+// a scalar operand): GCC/clang vector extensions, lowered to whatever the enclosing function's
+// target supports. The kernels are written for them; there is no portable fallback.
+#if !defined(__GNUC__)
+#error "ortcustom's CPU kernels need GCC or clang (vector extensions)"
+#endif
 template <class T, int W>
 struct Simd {
   typedef T type __attribute__((vector_size(sizeof(T) * W)));
 };
-#else
-#define OC_HAVE_VECTOR_EXT 0
-template <class T, int W>
-struct SimdStruct {
-  T v[W];
-  SimdStruct() = default;
-  SimdStruct(T s) { for (int i = 0; i < W; ++i) v[i] = s; }
-  T& operator[](int i) { return v[i]; }
-  T operator[](int i) const { return v[i]; }
-  SimdStruct& operator+=(const SimdStruct& o) { for (int i = 0; i < W; ++i) v[i] += o.v[i]; return *this; }
-  SimdStruct& operator-=(const SimdStruct& o) { for (int i = 0; i < W; ++i) v[i] -= o.v[i]; return *this; }
-  friend SimdStruct operator+(SimdStruct a, const SimdStruct& b) { return a += b; }
-  friend SimdStruct operator-(SimdStruct a, const SimdStruct& b) { return a -= b; }
-  friend SimdStruct operator*(const SimdStruct& a, const SimdStruct& b) { SimdStruct r; for (int i = 0; i < W; ++i) r.v[i] = a.v[i] * b.v[i]; return r; }
-};
-template <class T, int W>
-struct Simd {
-  typedef SimdStruct<T, W> type;
-};
-#endif
 
 }  // namespace detail
 }  // namespace oc

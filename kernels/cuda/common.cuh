@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include <atomic>
+#include <type_traits>
 
 namespace oc_cuda {
 
@@ -73,15 +74,56 @@ inline cudaError_t device_info(DeviceInfo* out) {
   return cudaSuccess;
 }
 
-// Lets `kernel` use `bytes` of dynamic shared memory (needed above 48 KiB).
-template <class K>
-inline cudaError_t allow_smem(K kernel, size_t bytes) {
-  if (bytes <= 48 * 1024) return cudaSuccess;
-  const cudaError_t e = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                             cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes);
-  if (e != cudaSuccess) (void)cudaGetLastError();  // returned here; not left for the next launch
-  return e;
+// Lets the kernel `Kernel` use `bytes` of dynamic shared memory on the current device (a launch
+// above 48 KiB needs it raised first).
+//
+// The limit is an attribute of the function, shared by every thread and stream of the process.
+// Setting it to each launch's own size was a race: a thread could lower it between another's
+// set and launch, which then failed with "invalid argument". So it is set once per (kernel,
+// device), to the most the device allows with opt-in (less the kernel's static shared memory),
+// and never changed again. Threads racing on first use all write that same value (harmless),
+// and a launch follows either its own successful set or an acquire-load of another's
+// completed one. A failed set is not recorded: the next launch tries again.
+template <auto Kernel>
+inline cudaError_t allow_smem(size_t bytes) {
+  constexpr size_t kDefaultLimit = 48 * 1024;
+  constexpr int kMaxDev = 64;
+  static std::atomic<int> limit[kMaxDev];  // per device: the limit set, 0 until then
+  if (bytes <= kDefaultLimit) return cudaSuccess;
+  int dev = 0;
+  cudaError_t e = cudaGetDevice(&dev);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    return e;
+  }
+  const bool cached = dev >= 0 && dev < kMaxDev;
+  int lim = cached ? limit[dev].load(std::memory_order_acquire) : 0;
+  if (lim == 0) {
+    const void* fn = reinterpret_cast<const void*>(Kernel);
+    int optin = 0;
+    cudaFuncAttributes fa;
+    if ((e = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev)) !=
+            cudaSuccess ||
+        (e = cudaFuncGetAttributes(&fa, fn)) != cudaSuccess) {
+      (void)cudaGetLastError();  // returned here; not left for the next launch
+      return e;
+    }
+    lim = optin - (int)fa.sharedSizeBytes;
+    if (lim < (int)kDefaultLimit) return cudaErrorInvalidValue;
+    e = cudaFuncSetAttribute(fn, cudaFuncAttributeMaxDynamicSharedMemorySize, lim);
+    if (e != cudaSuccess) {
+      (void)cudaGetLastError();
+      return e;
+    }
+    if (cached) limit[dev].store(lim, std::memory_order_release);
+  }
+  return bytes <= (size_t)lim ? cudaSuccess : cudaErrorInvalidValue;
 }
+
+// A kernel as a type, for generic lambdas that call allow_smem<Kernel> (C++17 has no template
+// parameter lists on lambdas): launch(kernel_c<my_kernel<float>>{}).
+template <auto Kernel>
+using kernel_c = std::integral_constant<decltype(Kernel), Kernel>;
 
 inline int launch_status() { return (int)cudaGetLastError(); }
 

@@ -302,8 +302,9 @@ int gn_launch_v(const S* x, const S* scale, const S* bias, S* y, int64_t units, 
   const size_t smem = cached ? slice_bytes : 0;
 
   cudaError_t e;
-  auto launch = [&](auto kern) -> int {
-    if ((e = allow_smem(kern, smem)) != cudaSuccess) return (int)e;
+  auto launch = [&](auto kern_c) -> int {
+    constexpr auto kern = decltype(kern_c)::value;
+    if ((e = allow_smem<kern>(smem)) != cudaSuccess) return (int)e;
     if (splits == 1) {
       kern<<<grid, threads, smem, st>>>(x, scale, bias, y, units, M, Sdim, G, Cg, eps, 1);
       return launch_status();
@@ -327,8 +328,8 @@ int gn_launch_v(const S* x, const S* scale, const S* bias, S* y, int64_t units, 
     }
     return launch_status();
   };
-  if (cached) return launch(gn_kernel<S, T, A, VEC, true>);
-  return launch(gn_kernel<S, T, A, VEC, false>);
+  if (cached) return launch(kernel_c<gn_kernel<S, T, A, VEC, true>>{});
+  return launch(kernel_c<gn_kernel<S, T, A, VEC, false>>{});
 }
 
 template <class S, class T, class A>

@@ -461,8 +461,8 @@ int launch_block(const S* in, S* out, int64_t batch, int n, T* ws, size_t ws_byt
   const size_t smem_mat = block_smem_bytes<T>(n, (int)nn);
   const int64_t max_blocks = (int64_t)di.sms * 32;
   if (smem_mat + 1024 <= (size_t)di.smem_optin) {
-    auto kern = inv_block_kernel<S, T, 0>;
-    if ((e = allow_smem(kern, smem_mat)) != cudaSuccess) return (int)e;
+    constexpr auto kern = inv_block_kernel<S, T, 0>;
+    if ((e = allow_smem<kern>(smem_mat)) != cudaSuccess) return (int)e;
     const int grid = (int)(batch < max_blocks ? batch : max_blocks);
     kern<<<grid, threads, smem_mat, st>>>(in, out, nullptr, batch, n, cwt, rg, (int)nn);
     return launch_status();
@@ -475,8 +475,8 @@ int launch_block(const S* in, S* out, int64_t batch, int n, T* ws, size_t ws_byt
     while (R > 1 && block_smem_bytes<T>(n, R * n) + 1024 > (size_t)di.smem_optin) --R;
     const size_t smem = block_smem_bytes<T>(n, R * n);
     if (smem + 1024 > (size_t)di.smem_optin) return (int)cudaErrorInvalidValue;
-    auto kern = inv_block_kernel<S, T, 1>;
-    if ((e = allow_smem(kern, smem)) != cudaSuccess) return (int)e;
+    constexpr auto kern = inv_block_kernel<S, T, 1>;
+    if ((e = allow_smem<kern>(smem)) != cudaSuccess) return (int)e;
     const int grid = (int)(batch < max_blocks ? batch : max_blocks);
     kern<<<grid, threads, smem, st>>>(in, out, nullptr, batch, n, cwt, rg, R * n);
     return launch_status();
@@ -488,8 +488,8 @@ int launch_block(const S* in, S* out, int64_t batch, int n, T* ws, size_t ws_byt
   int64_t wsmats = (int64_t)(ws_bytes / mat_bytes);
   if (wsmats > max_blocks) wsmats = max_blocks;
   const size_t smem = block_smem_bytes<T>(n, 0);
-  auto kern = inv_block_kernel<S, T, 2>;
-  if ((e = allow_smem(kern, smem)) != cudaSuccess) return (int)e;
+  constexpr auto kern = inv_block_kernel<S, T, 2>;
+  if ((e = allow_smem<kern>(smem)) != cudaSuccess) return (int)e;
   const int grid = (int)(batch < wsmats ? batch : wsmats);
   kern<<<grid, threads, smem, st>>>(in, out, ws, batch, n, cwt, rg, 0);
   return launch_status();

@@ -66,7 +66,8 @@ DIRECT_HOST.fail = direct_fail
 def run_direct(size_t kernel, call, list inputs, dict attrs, int device, int device_id, size_t stream):
     """Runs the oc_kernel at `kernel` once. `inputs`: per input (data pointer, shape, ONNX element
     type, oc device, present); `call`: the ortcustom.kernels._Call (outputs, scratch, op name).
-    Raises the error a host function raised, else ValueError (bad input) or RuntimeError."""
+    Raises the error a host function raised, else ValueError (bad input), MemoryError or
+    RuntimeError."""
     cdef const oc_kernel* kd = <const oc_kernel*>kernel
     cdef DirectRun r
     cdef size_t n = len(inputs), i, j
@@ -131,4 +132,5 @@ def run_direct(size_t kernel, call, list inputs, dict attrs, int device, int dev
         raise call.error
     if rc != OC_OK or r.code != OC_OK:
         msg = f"{call.op_name}: {r.msg.decode('utf-8', 'replace') or 'the kernel failed without saying why'}"
-        raise (ValueError if r.code == OC_INVALID_ARGUMENT else RuntimeError)(msg)
+        raise (ValueError if r.code == OC_INVALID_ARGUMENT else
+               MemoryError if r.code == OC_OUT_OF_MEMORY else RuntimeError)(msg)

@@ -7,6 +7,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         OC_OK
         OC_INVALID_ARGUMENT
         OC_FAIL
+        OC_OUT_OF_MEMORY
         OC_CPU
         OC_CUDA
         OC_ATTR_INT

@@ -73,14 +73,6 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         ONNX_TENSOR_ELEMENT_DATA_TYPE_INT2
         ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0
 
-    ctypedef enum ONNXType:
-        ONNX_TYPE_UNKNOWN
-        ONNX_TYPE_TENSOR
-        ONNX_TYPE_SEQUENCE
-        ONNX_TYPE_MAP
-        ONNX_TYPE_OPAQUE
-        ONNX_TYPE_SPARSETENSOR
-        ONNX_TYPE_OPTIONAL
 
     ctypedef enum OrtErrorCode:
         ORT_OK
@@ -179,11 +171,10 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out) noexcept nogil
         OrtStatusPtr (*KernelContext_GetScratchBuffer)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, size_t bytes, void** out) noexcept nogil  # API 18
         # allocators
+        OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out) noexcept nogil
         OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p) noexcept nogil
         void (*ReleaseAllocator)(OrtAllocator* allocator) noexcept nogil
         # values and tensors
-        OrtStatusPtr (*IsTensor)(const OrtValue* value, int* out) noexcept nogil
-        OrtStatusPtr (*GetValueType)(const OrtValue* value, ONNXType* out) noexcept nogil
         OrtStatusPtr (*GetTensorTypeAndShape)(const OrtValue* value, OrtTensorTypeAndShapeInfo** out) noexcept nogil
         OrtStatusPtr (*GetTensorMutableData)(OrtValue* value, void** out) noexcept nogil
         OrtStatusPtr (*GetTensorMemoryInfo)(const OrtValue* value, const OrtMemoryInfo** out) noexcept nogil
@@ -204,7 +195,6 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out) noexcept nogil
         OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out) noexcept nogil
         # type info
-        OrtStatusPtr (*GetOnnxTypeFromTypeInfo)(const OrtTypeInfo* type_info, ONNXType* out) noexcept nogil
         OrtStatusPtr (*CastTypeInfoToTensorInfo)(const OrtTypeInfo* type_info, const OrtTensorTypeAndShapeInfo** out) noexcept nogil
         void (*ReleaseTypeInfo)(OrtTypeInfo* type_info) noexcept nogil
         # shape inference (1.17)
@@ -247,5 +237,3 @@ cdef extern from "ortcustom/ort_abi.h" nogil:
         size_t (*GetAliasMap)(int** input_index, int** output_index) noexcept nogil
         void (*ReleaseAliasMap)(int* input_index, int* output_index) noexcept nogil
 
-    # Signature of the exported entry point (defined in _customop.pyx).
-    ctypedef OrtStatus* (*ortcustom_register_fn)(OrtSessionOptions* options, const OrtApiBase* api) noexcept nogil

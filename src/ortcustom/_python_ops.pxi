@@ -26,6 +26,7 @@ from cpython.ref cimport Py_INCREF
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from libc.string cimport memmove
 import inspect
 import traceback
 import numpy as np
@@ -252,12 +253,15 @@ cdef object _output_view(Tensor* t, bint cuda):
 
 cdef object _checked(object r, str name, object want, int onnx_type, bint cuda):
     """r as an array of the declared dtype (TypeError-free: a _KernelError otherwise)."""
-    if cuda:
-        arr = cupy_module().asarray(r)
-    elif cnp.PyArray_Check(r):
-        arr = r
-    else:
-        arr = np.asarray(r)
+    try:
+        if cuda:
+            arr = cupy_module().asarray(r)
+        elif cnp.PyArray_Check(r):
+            arr = r
+        else:
+            arr = np.asarray(r)
+    except (TypeError, ValueError) as e:  # e.g. a ragged list
+        raise _KernelError(f"output {name} is not an array ({type(r).__name__}: {e})") from None
     if not cuda and cnp.PyArray_TYPE(<cnp.ndarray>arr) == _typenums[onnx_type]:
         pass
     elif arr.dtype != want:
@@ -288,25 +292,32 @@ cdef OrtStatus* _copy_result(const Kernel* k, OrtKernelContext* ctx, size_t i, o
 
 
 cdef int _copy_into(Tensor* t, object arr, bint cuda) except -1:
-    cdef cnp.ndarray a
-    cdef const void* src
-    cdef size_t nbytes
+    """arr (checked: t's shape and element type) into t's buffer."""
     if cuda:
         cupy_view(t)[...] = arr  # on the current stream: ORT's
         return 0
-    a = <cnp.ndarray>arr
-    src = cnp.PyArray_DATA(a)
-    if src == t.data:
-        return 0
-    if cnp.PyArray_IS_C_CONTIGUOUS(a):
-        nbytes = <size_t>cnp.PyArray_NBYTES(a)
+    return _copy_host(t.data, <cnp.ndarray>arr, t, None)
+
+
+cdef int _copy_host(void* data, cnp.ndarray src, Tensor* t, object dst) except -1:
+    """src into the C-contiguous host buffer `data` of src's shape and element type, which is the
+    array `dst` or, when dst is None, the tensor t. One memmove when src is C-contiguous in native
+    byte order; otherwise NumPy copies it element by element (any strides, byte order, overlap)."""
+    cdef const void* p = cnp.PyArray_DATA(src)
+    cdef size_t nbytes
+    if cnp.PyArray_IS_C_CONTIGUOUS(src) and cnp.PyArray_ISNOTSWAPPED(src):
+        if p == data:  # the buffer itself (a view of it with other strides takes the path below)
+            return 0
+        nbytes = <size_t>cnp.PyArray_NBYTES(src)
         if nbytes >= BIG_COPY:
             with nogil:
-                memcpy(t.data, src, nbytes)
+                memmove(data, p, nbytes)
         else:
-            memcpy(t.data, src, nbytes)
-    elif cnp.PyArray_CopyInto(<cnp.ndarray>view(t, True), a) < 0:
-        raise MemoryError()  # not reached: CopyInto raises
+            memmove(data, p, nbytes)
+        return 0
+    if dst is None:
+        dst = view(t, True)
+    cnp.PyArray_CopyInto(<cnp.ndarray>dst, src)
     return 0
 
 
@@ -314,7 +325,6 @@ cdef int _fill_given(const Kernel* k, op, tuple out_dtypes, tuple outs, results,
                      bint cuda) except -1:
     """out= path, the function returned something: the out views themselves, or arrays to copy."""
     cdef size_t i
-    cdef Tensor t
     if not isinstance(results, tuple):
         results = (results,)
     if len(results) > n_out:
@@ -329,9 +339,8 @@ cdef int _fill_given(const Kernel* k, op, tuple out_dtypes, tuple outs, results,
                                f"the shape of {op.outputs[i].shape}: {dst.shape}")
         if cuda:
             dst[...] = arr
-        else:
-            t.data = cnp.PyArray_DATA(<cnp.ndarray>dst)
-            _copy_into(&t, arr, False)
+        else:  # dst is the view of ORT's buffer (there is no Tensor for it here)
+            _copy_host(cnp.PyArray_DATA(<cnp.ndarray>dst), <cnp.ndarray>arr, NULL, dst)
     return 0
 
 

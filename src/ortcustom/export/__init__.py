@@ -27,8 +27,8 @@ from typing import Iterable
 from .. import ops as _ops
 from ..registry import Domain, Op
 from . import symbolics, translation
-from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, METADATA_KEY, OpMapping, group_norm, inverse,
-                      known_op, map_op, metadata, resolve)
+from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, METADATA_KEY, InvalidAttribute, OpMapping, group_norm,
+                      inverse, known_op, map_op, metadata, resolve)
 from .symbolics import registered as registered_symbolics
 from .translation import custom_translation_table
 
@@ -53,7 +53,13 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
         table = {ov: translation.translation(m, ov) for m in mappings for ov in m.overloads}
         table.update(kwargs.pop("custom_translation_table", None) or {})
         kwargs.setdefault("verbose", False)
-        program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+        try:
+            program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
+        except Exception as e:  # the exporter wraps our refusal in pages of its own advice: ours is the error
+            ours = _cause(e, InvalidAttribute)
+            if ours is None:
+                raise
+            raise ours from None
         proto = program.model_proto
     else:
         opset = kwargs.pop("opset_version", None) or symbolics.default_opset()
@@ -77,6 +83,17 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
     if f is not None:
         onnx.save_model(proto, f)
     return proto
+
+
+def _cause(e: BaseException, kind: type) -> BaseException | None:
+    """The first exception of type `kind` in e's chain of causes (e itself included)."""
+    seen = set()
+    while e is not None and id(e) not in seen:
+        if isinstance(e, kind):
+            return e
+        seen.add(id(e))
+        e = e.__cause__ or e.__context__
+    return None
 
 
 def _input_names(model, args) -> list[str] | None:
@@ -164,6 +181,6 @@ def _renamed(base: Op, name: str) -> Op:
     return _renamed_cache[key]
 
 
-__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "METADATA_KEY", "OpMapping", "custom_translation_table",
-           "domains", "export", "group_norm", "inverse", "map_op", "registered_symbolics", "symbolics",
-           "translation"]
+__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "InvalidAttribute", "METADATA_KEY", "OpMapping",
+           "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op", "registered_symbolics",
+           "symbolics", "translation"]

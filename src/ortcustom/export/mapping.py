@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
-from ..registry import Domain, Op
+from ..registry import Domain, Op, coerce_attr
 
 DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
@@ -56,6 +56,10 @@ def _is_tensor(arg) -> bool:
     if t.kind() == "OptionalType":
         t = t.getElementType()
     return t.kind() == "TensorType"
+
+
+class InvalidAttribute(ValueError):
+    """An attribute value the op's declaration refuses, found at export (see OpMapping.attribute)."""
 
 
 @dataclass(frozen=True)
@@ -161,6 +165,26 @@ class OpMapping:
         if missing:
             raise ValueError(f"mapping {schema.name} to {self.node}: nothing feeds {op.name}'s required {missing}")
         return tuple(out)
+
+    def attribute(self, overload, b: Binding, value):
+        """`value`, the torch argument that `b` binds to an attribute, as that attribute's kind
+        (coerced) and passed through its declared check: what ORT would refuse at session creation
+        is refused at export, with an InvalidAttribute (a ValueError) naming the node, the op, the
+        attribute and the value."""
+        a = next(a for a in self.op.attrs if a.name == b.target)
+        given = value
+        if a.kind in ("int", "ints"):  # ONNX has no bool attributes: a torch bool is an int 0/1
+            value = [int(v) if isinstance(v, bool) else v for v in value] if isinstance(value, (list, tuple)) \
+                else int(value) if isinstance(value, bool) else value
+        try:
+            value = coerce_attr(a, value)
+            if a.check is not None:
+                a.check(value)
+        except (TypeError, ValueError) as e:
+            raise InvalidAttribute(f"exporting {_qualified(overload)} as {self.node}: {self.op.name} attribute "
+                             f"{a.name}={given!r} (from {_qualified(overload)} argument {b.torch_name!r}) is "
+                             f"invalid: {e}") from None
+        return list(value) if isinstance(value, tuple) else value
 
     def __repr__(self):
         return f"OpMapping({list(self.torch_names)} -> {self.node}, op={self.base.name})"

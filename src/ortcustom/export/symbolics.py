@@ -43,11 +43,7 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
             if b.kind == "attr":
                 if h._is_none(v):
                     continue  # not given: the op's default
-                value = h._get_const(v, _ATTR_DESC[b.attr_kind], b.torch_name)
-                if b.attr_kind == "float":
-                    value = float(value)
-                elif b.attr_kind == "int":
-                    value = int(value)
+                value = mapping.attribute(overload, b, h._get_const(v, _ATTR_DESC[b.attr_kind], b.torch_name))
                 attrs[f"{b.target}_{_ONNX_ATTR_SUFFIX[b.attr_kind]}"] = value
             elif h._is_none(v):
                 continue  # an absent optional input

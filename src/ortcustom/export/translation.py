@@ -90,7 +90,7 @@ def translation(mapping: OpMapping, overload=None) -> Callable:
                 if not isinstance(v, (bool, int, float, str, list, tuple)):
                     raise ValueError(f"exporting {overload._schema.name} as {mapping.node}: argument "
                                      f"{b.torch_name!r} feeds attribute {b.target!r} and must be a constant, got {v!r}")
-                attrs[b.target] = (float(v) if b.attr_kind == "float" else int(v) if b.attr_kind == "int" else v)
+                attrs[b.target] = mapping.attribute(overload, b, v)  # coerced and checked
             else:
                 inputs[b.index] = v  # Python scalars become constants of the input's type
         while inputs and inputs[-1] is None:

@@ -75,7 +75,8 @@ typedef enum oc_attr_kind {
 typedef enum oc_status {
   OC_OK = 0,
   OC_INVALID_ARGUMENT = 1, /* bad input: an ORT INVALID_ARGUMENT, a Python ValueError */
-  OC_FAIL = 2,             /* anything else (out of memory, a failed launch): RuntimeError */
+  OC_FAIL = 2,             /* anything else (a failed launch, ...): ORT FAIL, RuntimeError */
+  OC_OUT_OF_MEMORY = 3     /* ORT FAIL, Python MemoryError */
 } oc_status;
 
 /* An input (or, in create, the element type of one). */

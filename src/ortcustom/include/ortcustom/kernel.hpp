@@ -134,7 +134,7 @@ class Context {
 
   int scratch(size_t bytes, void** data) { return c_->host->scratch(c_, bytes, data); }
 
-  // printf-style; returns `code` (OC_INVALID_ARGUMENT for bad input, OC_FAIL otherwise).
+  // printf-style; returns `code` (OC_INVALID_ARGUMENT for bad input, OC_OUT_OF_MEMORY, OC_FAIL).
   int fail(int code, const char* fmt, ...) {
     char msg[1024];
     va_list ap;
@@ -200,7 +200,7 @@ int entry(oc_context* c) {
 #endif
     return Fn(ctx);
   } catch (const std::bad_alloc&) {
-    return ctx.fail(OC_FAIL, "out of memory");
+    return ctx.fail(OC_OUT_OF_MEMORY, "out of memory");
   } catch (const std::exception& e) {
     return ctx.fail(OC_FAIL, "%s", e.what());
   } catch (...) {
