@@ -194,3 +194,38 @@ def test_new_refuses_bad_names(tmp_path, name, why):
     r = ortcustom_cli("new", name, "--dir", str(tmp_path))
     assert r.returncode == 2 and why in r.stderr
     assert not (tmp_path / name).exists()
+
+
+# ---- a library's op as a torch op, exported to itself (export(ops=[domain])) -------------------
+
+@pytest.mark.parametrize("dynamo", [True, False], ids=["dynamo", "torchscript"])
+def test_a_library_op_runs_in_torch_and_exports_with_its_domain(library, dynamo):
+    torch = pytest.importorskip("torch")
+    import ortcustom.export
+    import ortcustom.torch_ops
+
+    op = offset_op("kpkg._testkernels:offset", name="TorchOffset", torch="nativetest::offset")
+    ortcustom.torch_ops.register(op)
+    d = Domain("native.torch").add(op)
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.nativetest.offset(x, "mul", 2, 0.5, [1, 3], [0.25, 0.125]) + 1
+
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    eager = M()(x)
+    torch.testing.assert_close(eager, x * 6.875 + 1, rtol=0, atol=0)
+    m = ortcustom.export.export(M(), (x,), dynamo=dynamo, ops=[d])
+    (node,) = [n for n in m.graph.node if n.domain == d.name]
+    assert node.op_type == "TorchOffset"
+    assert {a.name for a in node.attribute} == {"mode", "k", "f", "ks", "fs"}
+    sess = ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(d), providers=CPU)
+    np.testing.assert_array_equal(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], eager.numpy())
+
+
+def test_export_ops_takes_only_domains_with_torch_ops(library):
+    pytest.importorskip("torch")
+    from ortcustom.export.mapping import resolve
+
+    with pytest.raises(ValueError, match=r"domain 'native.notorch' has no native op that declares its torch op"):
+        resolve([Domain("native.notorch").add(offset_op("kpkg._testkernels:offset", name="NoTorch"))])
