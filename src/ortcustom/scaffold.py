@@ -19,7 +19,7 @@ _SKIP = {"__pycache__", "build", ".pytest_cache"}
 def _check_name(name: str) -> None:
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name) or keyword.iskeyword(name):
         raise ValueError(f"a package name is a lowercase Python identifier (letters, digits, _), got {name!r}")
-    if name != TOKEN and importlib.util.find_spec(name) is not None:
+    if importlib.util.find_spec(name) is not None:
         raise ValueError(f"{name!r} is already an importable module here; pick a name that shadows nothing")
 
 
