@@ -1,4 +1,10 @@
-"""`python -m ortcustom info` (what was built and found) and `python -m ortcustom demo` (the main job)."""
+"""python -m ortcustom info|demo|new|config
+
+  info                  what was built and found
+  demo                  the main job: torch.inverse exported, run by ORT with our Inverse, checked, timed
+  new NAME [--dir DIR]  writes DIR/NAME: a meson-python package of your own native ops
+  config --cflags|--includedir|--pkgconfigdir   where the kernel headers are, for your build
+"""
 from __future__ import annotations
 
 import argparse
@@ -168,10 +174,58 @@ def _domains(model):
         return [ortcustom.Domain("com.microsoft").add(Inverse)]
 
 
+def new(name: str, directory: str) -> int:
+    from .scaffold import new as write
+
+    try:
+        dest = write(name, directory)
+    except (ValueError, FileExistsError) as e:
+        print(f"python -m ortcustom new: {e}", file=sys.stderr)
+        return 2
+    print(f"wrote {dest}: a meson-python package with one op (ScaledAdd: C++ and CUDA kernels).")
+    print(f"  cd {dest} && pip install --no-build-isolation . && python -m pytest")
+    return 0
+
+
+def config(what: str) -> int:
+    """Prints where the kernel headers (and the pkg-config file) of this ortcustom are."""
+    import os
+
+    import ortcustom
+
+    inc = ortcustom.get_include()
+    if what == "includedir":
+        print(inc)
+    elif what == "cflags":
+        print(f"-I{inc}")
+    else:
+        pc = os.path.join(os.path.dirname(ortcustom.__file__), "lib", "pkgconfig")
+        if not os.path.exists(os.path.join(pc, "ortcustom.pc")):
+            print("python -m ortcustom config: no ortcustom.pc here (an editable install has none); use "
+                  "--includedir", file=sys.stderr)
+            return 1
+        print(pc)
+    return 0
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ortcustom", description=__doc__)
-    parser.add_argument("command", choices=["info", "demo"])
+    parser = argparse.ArgumentParser(prog="python -m ortcustom", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("info", help="what was built and found")
+    sub.add_parser("demo", help="torch.inverse exported, run by ORT with our Inverse, checked, timed")
+    p = sub.add_parser("new", help="write a meson-python package of your own native ops")
+    p.add_argument("name", help="the package's (and its Python module's) name, e.g. myops")
+    p.add_argument("--dir", default=".", help="where to write it (default: here)")
+    p = sub.add_parser("config", help="where the kernel headers are")
+    g = p.add_mutually_exclusive_group(required=True)
+    for flag in ("cflags", "includedir", "pkgconfigdir"):
+        g.add_argument(f"--{flag}", dest="what", action="store_const", const=flag)
     args = parser.parse_args(argv)
+    if args.command == "new":
+        return new(args.name, args.dir)
+    if args.command == "config":
+        return config(args.what)
     return {"info": info, "demo": demo}[args.command]()
 
 

@@ -85,7 +85,12 @@ def _module_path(module: str) -> str:
         err = None
     if spec is not None and spec.origin and os.path.exists(spec.origin):
         if not spec.origin.endswith(".py"):
-            importlib.import_module(module)  # the loaded module is the library ctypes then opens
+            try:
+                importlib.import_module(module)  # the loaded module is the library ctypes then opens
+            except ImportError:
+                # a plain shared library named like an extension module (pkg/_kernels.so, no PyInit_)
+                if hasattr(ctypes.CDLL(spec.origin), "PyInit_" + module.rpartition(".")[2]):
+                    raise
             return spec.origin
         raise ValueError(f"{module} is a Python module, not a compiled kernel library")
     parent, _, leaf = module.rpartition(".")

@@ -8,7 +8,9 @@
 Which torch ops become ours is `ops=`: "inverse" (the default: aten::inverse and aten::linalg_inv
 -> Inverse, in domain com.microsoft; ONNX has no inverse), "group_norm" (aten::group_norm ->
 GroupNorm, in domain "ortcustom"), `inverse(domain=...)` / `group_norm(domain=...)` for other
-domains, and `map_op(...)` for your own torch ops. `torch.ops.ortcustom.*` (ortcustom.torch_ops:
+domains, and `map_op(...)` for your own torch ops, and a `Domain` of your own ops declared with
+`Op(..., torch="ns::name")` (made torch ops by ortcustom.torch_ops.register): each exports to itself,
+in that domain. `torch.ops.ortcustom.*` (ortcustom.torch_ops:
 our kernels run by PyTorch) always export to our ops.
 
 Built from, and public for use with torch.onnx.export directly: `symbolics` (TorchScript

@@ -229,32 +229,45 @@ BUILTIN = {"inverse": inverse, "group_norm": group_norm}
 DEFAULT_OPS = ("inverse",)
 
 
-def _torch_library_mapping(op: Op, domain: str) -> OpMapping:
+def _torch_library_mapping(op: Op, domain: str, version: int = 1) -> OpMapping:
     """op's own torch.library op (Op(torch=...)) -> op, its arguments as the declaration orders them."""
     from .. import torch_ops
 
     packet = torch_ops.register(op)
     args = [t.partition("=")[2] or t for t in op.torch_args] if op.torch_args else None
-    return OpMapping(packet, op, domain, args=args)
+    return OpMapping(packet, op, domain, args=args, version=version)
+
+
+def _domain_mappings(d: Domain) -> list[OpMapping]:
+    """Each op of `d` that declares its torch op (Op(torch=...)) -> that op, as node d.name::op.name."""
+    got = [_torch_library_mapping(op, d.name, d.version) for op in d.ops if op.torch and op.kernel is not None]
+    if not got:
+        raise ValueError(f"domain {d.name!r} has no native op that declares its torch op (Op(..., torch='ns::name'))")
+    return got
 
 
 def resolve(ops: Iterable | None) -> list[OpMapping]:
-    """The mappings to export with: `ops` (OpMapping objects or built-in names, see BUILTIN), plus
-    each built-in op's own torch op (torch.ops.ortcustom.*) -> that op, always (in the domain `ops`
+    """The mappings to export with: `ops` (OpMapping objects, built-in names, see BUILTIN, or
+    Domains: each of their ops declared with torch= exports to itself in that domain), plus each
+    built-in op's own torch op (torch.ops.ortcustom.*) -> that op, always (in the domain `ops`
     gives that op, else the default)."""
     if ops is None:
         ops = DEFAULT_OPS
-    if isinstance(ops, (str, OpMapping)):
+    if isinstance(ops, (str, OpMapping, Domain)):
         ops = [ops]
     out: list[OpMapping] = []
     for item in ops:
+        if isinstance(item, Domain):
+            out.extend(_domain_mappings(item))
+            continue
         if isinstance(item, str):
             if item not in BUILTIN:
                 raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)} (or pass an "
                                  f"ortcustom.export.OpMapping, e.g. from map_op)")
             item = BUILTIN[item]()
         if not isinstance(item, OpMapping):
-            raise TypeError(f"ops takes built-in names {sorted(BUILTIN)} and OpMapping objects, got {item!r}")
+            raise TypeError(f"ops takes built-in names {sorted(BUILTIN)}, OpMapping objects and ortcustom.Domains, "
+                            f"got {item!r}")
         out.append(item)
     seen: dict[str, OpMapping] = {}
     for m in out:

@@ -1,0 +1,231 @@
+"""Kernels in libraries of your own (ortcustom/kernel.h): found by import or by path, ABI version
+checked, matched against the declaration, every attribute kind and create/destroy through a
+session and a direct call, a native and a Python op in one domain; the headers' pkg-config file;
+the package scaffold (python -m ortcustom new)."""
+import ctypes
+import gc
+import os
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+import ortcustom
+from helpers import CPU, session
+from ortcustom import Attr, Domain, Input, Op, Output, kernels
+from ortcustom.testing import for_runtime
+
+HERE = pathlib.Path(__file__).parent
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    """tests/native/test_kernels.cpp compiled against the installed headers, as a plain shared
+    library inside a package (`kpkg/_testkernels.so`) that is importable for the module's tests."""
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, or $CXX)")
+    root = tmp_path_factory.mktemp("native")
+    pkg = root / "kpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    so = pkg / "_testkernels.so"
+    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+                    f"-I{ortcustom.get_include()}", str(HERE / "native" / "test_kernels.cpp"), "-o", str(so)],
+                   check=True, capture_output=True, text=True)
+    sys.path.insert(0, str(root))
+    yield so
+    sys.path.remove(str(root))
+
+
+def destroyed(so) -> int:
+    return ctypes.CDLL(str(so)).test_kernels_destroyed()
+
+
+def offset_op(native, name="Offset", **kw):
+    decl = dict(inputs=[Input("X", "float")], outputs=[Output("Y", "float", shape="X")],
+                attrs=[Attr("mode", "string", "add"), Attr("k", "int", 0), Attr("f", "float", 0.0),
+                       Attr("ks", "ints", (0,)), Attr("fs", "floats", (0.0,))], native=native)
+    decl.update(kw)
+    return Op(name, **decl)
+
+
+ATTRS = {"mode": "mul", "k": 2, "f": 0.5, "ks": [1, 3], "fs": [0.25, 0.125]}  # c = 6.875
+
+
+def test_every_attribute_kind_and_create_destroy_in_a_session(library):
+    op = offset_op("kpkg._testkernels:offset")
+    d = Domain("native.attrs").add(op)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    before = destroyed(library)
+    sess = session(op, d, {"X": x}, attrs=ATTRS)
+    np.testing.assert_array_equal(sess.run(None, {"X": x})[0], x * np.float32(6.875))
+    np.testing.assert_array_equal(session(op, d, {"X": x}).run(None, {"X": x})[0], x)  # the defaults: + 0
+    del sess
+    gc.collect()
+    assert destroyed(library) == before + 2  # one create/destroy per node (session)
+
+
+def test_every_attribute_kind_and_create_destroy_in_a_direct_call(library):
+    op = offset_op("kpkg._testkernels:offset")
+    x = np.arange(6, dtype=np.float32)
+    before = destroyed(library)
+    np.testing.assert_array_equal(kernels.call(op, x, **ATTRS), x * np.float32(6.875))
+    np.testing.assert_array_equal(kernels.call(op, x, mode="add", k=-1), x - 1)
+    assert destroyed(library) == before + 2
+
+
+def test_create_refuses_bad_attributes_clearly(library):
+    op = offset_op("kpkg._testkernels:offset")
+    d = Domain("native.create").add(op)
+    x = np.ones(3, np.float32)
+    with pytest.raises(Exception, match=r"Offset.*mode must be 'add' or 'mul', got 'pow'"):
+        session(op, d, {"X": x}, attrs={"mode": "pow"})
+    with pytest.raises(ValueError, match=r"Offset.*mode must be 'add' or 'mul', got 'pow'"):
+        kernels.call(op, x, mode="pow")
+
+
+def test_a_kernel_by_path_or_by_library_object(library):
+    k = ortcustom.load_kernels(library)["offset"]
+    assert ortcustom.load_kernels(str(library)) is ortcustom.load_kernels(library)  # opened once
+    assert k.info["attrs"] == [("mode", "string"), ("k", "int"), ("f", "float"), ("ks", "ints"), ("fs", "floats")]
+    op = offset_op(k, name="OffsetByPath")
+    np.testing.assert_array_equal(kernels.call(op, np.ones(2, np.float32), k=4), np.full(2, 5, np.float32))
+
+
+def test_a_native_and_a_python_op_in_one_domain_and_one_session(library):
+    native = offset_op("kpkg._testkernels:offset")
+    twice = Op("Twice", [Input("X", "float")], [Output("Y", "float", shape="X")], compute=lambda X: X * 2)
+    d = Domain("native.mixed").add(native, twice)
+    graph = helper.make_graph(
+        [helper.make_node("Offset", ["X"], ["T"], domain=d.name, k=1),
+         helper.make_node("Twice", ["T"], ["Y"], domain=d.name)], "mixed",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [4])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, [4])])
+    model = for_runtime(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                                helper.make_opsetid(d.name, 1)]))
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(d), providers=CPU)
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(sess.run(None, {"X": x})[0], (x + 1) * 2)
+
+
+@pytest.mark.parametrize("native, match", [
+    ("kpkg._testkernels:old_abi", r"op 'Offset': kernel 'old_abi' in .*_testkernels.so was built against ortcustom "
+                                  r"kernel ABI version 0, an older one than this ortcustom's \(1\): rebuild it"),
+    ("kpkg._testkernels:new_abi", r"kernel ABI version 2, a newer one than this ortcustom's \(1\)"),
+    ("kpkg._testkernels:no_such", r"op 'Offset': no native kernel 'no_such' in .*_testkernels.so \(no symbol "
+                                  r"ortcustom_kernel_no_such_cpu or ortcustom_kernel_no_such_cuda\)"),
+    ("kpkg._testkernels:null", r"ortcustom_kernel_null_cpu in .*_testkernels.so returned NULL"),
+    ("kpkg._no_such_library:offset", r"op 'Offset': no kernel library 'kpkg._no_such_library'"),
+    ("no_such_package_xyz._kernels:offset", r"op 'Offset': no kernel library 'no_such_package_xyz._kernels'"),
+    ("kpkg._testkernels:input_named_a", r"op 'Offset': native kernel 'input_named_a' \(.*\) takes inputs \['A'\]; "
+                                        r"the op declares \['X'\]"),
+])
+def test_a_kernel_that_cannot_be_used_is_refused_clearly(library, native, match):
+    kw = {} if "offset" in native or "no_such" in native else dict(attrs=())
+    with pytest.raises(ValueError, match=match):
+        offset_op(native, **kw)
+
+
+def test_load_kernels_errors(library, tmp_path):
+    with pytest.raises(FileNotFoundError, match="no kernel library at"):
+        ortcustom.load_kernels(tmp_path / "missing.so")
+    junk = tmp_path / "junk.so"
+    junk.write_text("not a library")
+    with pytest.raises(OSError, match="cannot load the kernel library .*junk.so"):
+        ortcustom.load_kernels(junk)
+    with pytest.raises(LookupError, match="no native kernel 'nope'"):
+        ortcustom.load_kernels(library)["nope"]
+
+
+# ---- the headers, for builds of your own --------------------------------------------------------
+
+def ortcustom_cli(*args):
+    return subprocess.run([sys.executable, "-m", "ortcustom", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_config_gives_the_headers():
+    inc = ortcustom.get_include()
+    assert (pathlib.Path(inc) / "ortcustom" / "kernel.h").exists()
+    r = ortcustom_cli("config", "--cflags")
+    assert r.returncode == 0 and r.stdout.strip() == f"-I{inc}"
+    r = ortcustom_cli("config", "--pkgconfigdir")
+    if r.returncode != 0:
+        assert "editable install" in r.stderr
+        pytest.skip("an editable install has no pkg-config file")
+    if shutil.which("pkg-config") is None:
+        pytest.skip("no pkg-config")
+    env = dict(os.environ, PKG_CONFIG_PATH=r.stdout.strip())
+    pc = subprocess.run(["pkg-config", "--cflags", "--print-errors", "ortcustom"], env=env, capture_output=True,
+                        text=True, check=True)
+    assert os.path.realpath(pc.stdout.strip().removeprefix("-I")) == os.path.realpath(inc)
+    version = subprocess.run(["pkg-config", "--modversion", "ortcustom"], env=env, capture_output=True, text=True)
+    assert version.stdout.strip() == ortcustom.__version__
+
+
+# ---- python -m ortcustom new (CI builds and tests what it writes: .ci/run) ---------------------
+
+def test_new_writes_a_package_named_throughout(tmp_path):
+    r = ortcustom_cli("new", "tensorthings", "--dir", str(tmp_path))
+    assert r.returncode == 0, r.stderr
+    root = tmp_path / "tensorthings"
+    files = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+    assert {"pyproject.toml", "meson.build", "meson.options", "kernels/module.cpp", "kernels/scaled_add.h",
+            "kernels/cpu/scaled_add.cpp", "kernels/cuda/scaled_add.cu", "src/tensorthings/ops.py",
+            "src/tensorthings/__init__.py", "src/tensorthings/torch_ops.py", "tests/test_scaled_add.py",
+            "benchmarks/bench_scaled_add.py"} <= files
+    assert not any("pycache" in f for f in files)
+    for f in files:
+        assert "myops" not in (root / f).read_text(), f
+    assert 'native="tensorthings._kernels:scaled_add"' in (root / "src/tensorthings/ops.py").read_text()
+    assert '"ortcustom"' in (root / "pyproject.toml").read_text()  # build-system.requires
+    r = ortcustom_cli("new", "tensorthings", "--dir", str(tmp_path))
+    assert r.returncode == 2 and "already exists" in r.stderr
+
+
+@pytest.mark.parametrize("name, why", [("My-Ops", "lowercase Python identifier"), ("class", "identifier"),
+                                       ("numpy", "already an importable module")])
+def test_new_refuses_bad_names(tmp_path, name, why):
+    r = ortcustom_cli("new", name, "--dir", str(tmp_path))
+    assert r.returncode == 2 and why in r.stderr
+    assert not (tmp_path / name).exists()
+
+
+# ---- a library's op as a torch op, exported to itself (export(ops=[domain])) -------------------
+
+@pytest.mark.parametrize("dynamo", [True, False], ids=["dynamo", "torchscript"])
+def test_a_library_op_runs_in_torch_and_exports_with_its_domain(library, dynamo):
+    torch = pytest.importorskip("torch")
+    import ortcustom.export
+    import ortcustom.torch_ops
+
+    op = offset_op("kpkg._testkernels:offset", name="TorchOffset", torch="nativetest::offset")
+    ortcustom.torch_ops.register(op)
+    d = Domain("native.torch").add(op)
+
+    class M(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.nativetest.offset(x, "mul", 2, 0.5, [1, 3], [0.25, 0.125]) + 1
+
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    eager = M()(x)
+    torch.testing.assert_close(eager, x * 6.875 + 1, rtol=0, atol=0)
+    m = ortcustom.export.export(M(), (x,), dynamo=dynamo, ops=[d])
+    (node,) = [n for n in m.graph.node if n.domain == d.name]
+    assert node.op_type == "TorchOffset"
+    assert {a.name for a in node.attribute} == {"mode", "k", "f", "ks", "fs"}
+    sess = ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(d), providers=CPU)
+    np.testing.assert_array_equal(sess.run(None, {sess.get_inputs()[0].name: x.numpy()})[0], eager.numpy())
+
+
+def test_export_ops_takes_only_domains_with_torch_ops(library):
+    pytest.importorskip("torch")
+    from ortcustom.export.mapping import resolve
+
+    with pytest.raises(ValueError, match=r"domain 'native.notorch' has no native op that declares its torch op"):
+        resolve([Domain("native.notorch").add(offset_op("kpkg._testkernels:offset", name="NoTorch"))])
