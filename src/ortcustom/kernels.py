@@ -15,6 +15,7 @@ every input unless the kernel declares it may write over that input in place.
 from __future__ import annotations
 
 import math
+import os
 import re
 
 import numpy as np
@@ -256,7 +257,7 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
     addr = op.kernel.cuda if device == _CUDA else op.kernel.cpu
     if not addr:
         kind = "CUDA" if device == _CUDA else "CPU"
-        why = " (this ortcustom was built without CUDA)" if device == _CUDA and not _cuda_built() else ""
+        why = f" ({no_cuda_reason(op.kernel)})" if device == _CUDA else ""
         raise RuntimeError(f"{name}: kernel {op.kernel.name!r} has no {kind} entry{why}")
     operands = [None if v is None else _Operand(op, d, v, device) for d, v in zip(per_input, inputs)]
     binding = {}
@@ -302,6 +303,10 @@ def _checked_attr(op: Op, a, value):
         v = coerce_attr(a, value)
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
+    if a.kind == "float":  # ONNX float attributes are float32: what a session's kernel gets
+        v = float(np.float32(v))
+    elif a.kind == "floats":
+        v = tuple(float(f) for f in np.asarray(v, np.float32))
     if a.check is not None:
         try:
             a.check(v)
@@ -310,10 +315,20 @@ def _checked_attr(op: Op, a, value):
     return v
 
 
-def _cuda_built() -> bool:
+def builtin_cuda() -> bool:
+    """Whether ortcustom's own kernels were built with CUDA."""
     from . import _kernels
 
-    return _kernels.cuda_built()
+    return bool(_kernels.cuda_built())
+
+
+def no_cuda_reason(kernel) -> str:
+    """Why a kernel has no CUDA entry, for messages."""
+    from . import _kernels
+
+    if kernel is None or os.path.realpath(kernel.library) == os.path.realpath(_kernels.__file__):
+        return "this ortcustom was built without CUDA kernels" if not builtin_cuda() else "no CUDA kernel"
+    return f"{kernel.library} was built without a CUDA kernel for it"
 
 
 def snake_case(name: str) -> str:

@@ -34,27 +34,22 @@ from .types import numpy_dtype
 _KIND_SCHEMA = {"int": "int", "float": "float", "string": "str", "ints": "int[]", "floats": "float[]"}
 
 
-def _cuda_built() -> bool:
-    from ._build import BUILD
-
-    return bool(BUILD["cuda"])
-
-
-def _check_device(op: str, name: str, t: torch.Tensor) -> None:
-    """CPU always; CUDA when this ortcustom has CUDA kernels; anything else: NotImplementedError."""
+def _check_device(op: str, name: str, t: torch.Tensor, kernel=None) -> None:
+    """CPU always; CUDA when the op's kernel (default: ortcustom's own) has a CUDA entry; anything
+    else: NotImplementedError."""
     dev = t.device.type
-    if dev == "cpu" or (dev == "cuda" and _cuda_built()):
+    cuda = bool(kernel.cuda) if kernel is not None else kernels.builtin_cuda()
+    if dev == "cpu" or (dev == "cuda" and cuda):
         return
-    why = ("this ortcustom was built without CUDA kernels" if dev == "cuda"
-           else f"ortcustom has no {dev.upper()} kernels")
+    why = (kernels.no_cuda_reason(kernel) if dev == "cuda" else f"ortcustom has no {dev.upper()} kernels")
     raise NotImplementedError(
         f"ortcustom::{op} has no {dev.upper()} kernel ({why}); {name} is on {t.device}. Move it to "
         f"the CPU (tensor.cpu()) or use the equivalent torch op.")
 
 
-def _operand(op: str, name: str, t: torch.Tensor, accepts=None):
+def _operand(op: str, name: str, t: torch.Tensor, accepts=None, kernel=None):
     """What the kernel reads: a NumPy view (CPU) or the tensor itself (CUDA), contiguous, detached."""
-    _check_device(op, name, t)
+    _check_device(op, name, t, kernel)
     if accepts is not None and t.dtype not in accepts:
         raise TypeError(f"ortcustom::{op}: {name} has dtype {t.dtype}; accepts "
                         f"{', '.join(str(d).replace('torch.', '') for d in accepts)}")
@@ -149,7 +144,7 @@ def _eager(op: Op, sig: _Signature):
                 if device is not None and v.device != device:
                     raise ValueError(f"ortcustom::{short}: {tname} is on {v.device}, the first tensor on {device}")
                 device = device or v.device
-                inputs[idx] = _operand(short, tname, v, accepts[decl])
+                inputs[idx] = _operand(short, tname, v, accepts[decl], op.kernel)
         out = kernels.call(op, *inputs, **attrs)
         outs = out if isinstance(out, tuple) else (out,)
         res = tuple(torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outs)
