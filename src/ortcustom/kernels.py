@@ -94,6 +94,22 @@ class _Call:
         self.keep = []  # scratch memory, alive until the call returns
         self.error = None
 
+    def check_overlaps(self):
+        """Before the kernel runs: no given out array overlaps an input, except exactly the input
+        the kernel may write that output over."""
+        for i, a in enumerate(self.given):
+            if a is None:
+                continue
+            ptr, shape, dtype, _ = _describe_out(a, self.device)
+            nbytes = math.prod(shape) * dtype.itemsize if shape is not None else 0
+            for j, x in enumerate(self.operands):
+                if x is None or nbytes == 0 or x.nbytes == 0 or x.device != self.device:
+                    continue
+                if ptr < x.ptr + x.nbytes and x.ptr < ptr + nbytes:
+                    if ptr == x.ptr and self.inplace and self.inplace[i] == j and x.nbytes == nbytes:
+                        continue
+                    raise ValueError(f"{self.op_name}: out overlaps {self.op.inputs[j].name}; give a separate array")
+
     def output(self, i: int, shape: tuple) -> int:
         name = self.op.outputs[i].name
         dtype = self.out_dtypes[i]
@@ -103,14 +119,6 @@ class _Call:
             if ashape != shape or adtype != dtype or not ok:
                 raise ValueError(f"{self.op_name}: out must be a writeable C-contiguous {dtype} array of shape "
                                  f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
-            nbytes = math.prod(shape) * dtype.itemsize
-            for j, x in enumerate(self.operands):
-                if x is None or nbytes == 0 or x.nbytes == 0 or x.device != self.device:
-                    continue
-                if ptr < x.ptr + x.nbytes and x.ptr < ptr + nbytes:
-                    if ptr == x.ptr and self.inplace[i] == j and x.nbytes == nbytes:
-                        continue
-                    raise ValueError(f"{self.op_name}: out overlaps {self.op.inputs[j].name}; give a separate array")
             self.results[i] = a
             return ptr
         a = _empty(self.like, shape, dtype, self.device)
@@ -203,9 +211,7 @@ def _device_and_stream(like, stream):
         if stream is None:
             stream = torch.cuda.current_stream(like.device).cuda_stream
         return dev, int(stream)
-    if stream is None:
-        raise ValueError(f"give stream= for GPU arrays of type {type(like).__name__}")
-    return 0, int(stream)
+    return 0, int(stream or 0)  # another library: device 0, the given stream or the default one
 
 
 class _Plan:
@@ -291,6 +297,8 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         like = next(x.value for d, x in zip(per_input, operands) if x is not None and x.device == _CUDA)
         device_id, s = _device_and_stream(like, stream)
     c = _Call(op, out_dtypes, like, device, device_id, s, given, plan.inplace[device], operands)
+    if given is not None:
+        c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
     _customop.run_direct(addr, c, desc, values, device, device_id, s)
