@@ -17,6 +17,7 @@ registers ours only when ORT has no kernel for the nodes (NOT_IMPLEMENTED: no us
 import numpy as np
 
 from ..registry import Attr, Domain, Input, Op, Output
+from .group_norm import _nonnegative
 
 
 def _activation(v):
@@ -27,11 +28,6 @@ def _activation(v):
 def _positive(v):
     if v <= 0:
         raise ValueError("must be > 0")
-
-
-def _nonnegative(v):
-    if not v >= 0:
-        raise ValueError("must be >= 0")
 
 
 ATTRS = [
