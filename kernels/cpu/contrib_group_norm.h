@@ -34,8 +34,8 @@
 namespace oc_contrib {
 
 // silu(v, len): v[i] = v[i] / (1 + e^-v[i]); load_row / store_row: a row of T to and from
-// float. With AVX2 (and F16C, which every AVX2 CPU has) where the CPU has it.
-#if OC_HAVE_VECTOR_EXT
+// float, on GCC/clang vectors (parallel.h requires them); with AVX2 (and F16C, which every AVX2
+// CPU has) where the CPU has it.
 namespace vec_base {
 #define OC_SILU_BYTES 16
 #include "contrib_vec.inc"  // NOLINT(build/include)
@@ -63,17 +63,6 @@ inline void silu(float* v, int64_t len) { OC_VEC(silu, v, len); }
 inline void load_row(const uint16_t* h, float* f, int64_t len) { OC_VEC(halves_to_floats, h, f, len); }
 inline void store_row(const float* f, uint16_t* h, int64_t len) { OC_VEC(floats_to_halves, f, h, len); }
 #undef OC_VEC
-#else
-inline void silu(float* v, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) v[i] = v[i] / (1.0f + expf(-v[i]));
-}
-inline void load_row(const uint16_t* h, float* f, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) f[i] = oc_half_to_float(h[i]);
-}
-inline void store_row(const float* f, uint16_t* h, int64_t len) {
-  for (int64_t i = 0; i < len; ++i) h[i] = oc_float_to_half(f[i]);
-}
-#endif
 inline void load_row(const float* x, float* f, int64_t len) { memcpy(f, x, (size_t)len * sizeof(float)); }
 inline void store_row(const float* f, float* y, int64_t len) { memcpy(y, f, (size_t)len * sizeof(float)); }
 
