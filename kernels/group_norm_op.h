@@ -25,6 +25,18 @@ struct GroupNormArgs {
   double eps;
 };
 
+// The buffers as storage type S (uint16_t for float16), for the typed kernel entry points.
+template <class S>
+struct GroupNormBuffers {
+  const S* x;
+  const S* scale;
+  const S* bias;
+  S* y;
+  explicit GroupNormBuffers(const GroupNormArgs& a)
+      : x(static_cast<const S*>(a.x)), scale(static_cast<const S*>(a.scale)),
+        bias(static_cast<const S*>(a.bias)), y(static_cast<S*>(a.y)) {}
+};
+
 // X (N, C, ...), num_groups (the input, an int64 scalar on the host, else the attribute),
 // scale and bias (C,); allocates Y.
 inline int group_norm_prepare(oc::Context& ctx, GroupNormArgs* a) {

@@ -14,16 +14,13 @@ int group_norm_cpu(oc::Context& ctx) {
   return oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
     using T = decltype(tag);
     using S = std::conditional_t<std::is_same_v<T, oc::half>, uint16_t, T>;
-    const S* x = static_cast<const S*>(a.x);
-    const S* scale = static_cast<const S*>(a.scale);
-    const S* bias = static_cast<const S*>(a.bias);
-    S* y = static_cast<S*>(a.y);
+    const oc_ops::GroupNormBuffers<S> b(a);
     if constexpr (std::is_same_v<T, float>)
-      oc_group_norm_f32(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+      oc_group_norm_f32(b.x, b.scale, b.bias, b.y, a.N, a.C, a.S, a.groups, a.eps, par);
     else if constexpr (std::is_same_v<T, double>)
-      oc_group_norm_f64(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+      oc_group_norm_f64(b.x, b.scale, b.bias, b.y, a.N, a.C, a.S, a.groups, a.eps, par);
     else
-      oc_group_norm_f16(x, scale, bias, y, a.N, a.C, a.S, a.groups, a.eps, par);
+      oc_group_norm_f16(b.x, b.scale, b.bias, b.y, a.N, a.C, a.S, a.groups, a.eps, par);
     return OC_OK;
   });
 }
