@@ -1,4 +1,4 @@
-# Cython view of include/ortcustom/ort_abi.h (our own ONNX Runtime ABI declarations).
+# Cython view of src/ortcustom/glue/ort_abi.h (our own ONNX Runtime ABI declarations).
 #
 # Only what the glue code uses is declared here; the C compiler sees the full
 # structs from the header, so the layout comes from there, not from this file.
@@ -7,7 +7,7 @@
 
 from libc.stdint cimport int64_t, uint32_t
 
-cdef extern from "ortcustom/ort_abi.h" nogil:
+cdef extern from "ort_abi.h" nogil:
 
     # -- constants
     enum:

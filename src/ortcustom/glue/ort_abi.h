@@ -1,5 +1,5 @@
 /*
- * ortcustom/ort_abi.h -- ortcustom's own declarations of the ONNX Runtime C ABI.
+ * ort_abi.h -- ortcustom's own declarations of the ONNX Runtime C ABI.
  *
  * ONNX Runtime's Python wheels ship no C headers, so we declare here just the part
  * of the ABI that a custom-op library needs. Only the binary layout matters: struct
