@@ -2,7 +2,8 @@
  * ort_abi.h -- ortcustom's own declarations of the ONNX Runtime C ABI.
  *
  * ONNX Runtime's Python wheels ship no C headers, so we declare here just the part
- * of the ABI that a custom-op library needs. Only the binary layout matters: struct
+ * of the ABI that a custom-op library needs, plus the few session entries that the
+ * test host tests/c_host/oc_host.c (plain ORT loading our libraries) calls. Only the binary layout matters: struct
  * member order, function signatures and enum values follow the published ABI;
  * everything else (layout of this file, parameter names, comments) is ours.
  *
@@ -43,6 +44,9 @@ typedef struct OrtMemoryInfo OrtMemoryInfo;
 typedef struct OrtShapeInferContext OrtShapeInferContext;
 typedef struct OrtOpAttr OrtOpAttr;
 typedef struct OrtLogger OrtLogger;
+typedef struct OrtEnv OrtEnv;
+typedef struct OrtSession OrtSession;
+typedef struct OrtRunOptions OrtRunOptions;
 
 /* NULL means success; anything else must be released with OrtApi::ReleaseStatus
  * (or handed back to ORT, which then owns it). */
@@ -184,21 +188,40 @@ struct OrtApi {
     OrtStatus* (*CreateStatus)(OrtErrorCode code, const char* msg);
     OrtErrorCode (*GetErrorCode)(const OrtStatus* status);
     const char* (*GetErrorMessage)(const OrtStatus* status);
-    void (*unused_3)(void); void (*unused_4)(void); void (*unused_5)(void); void (*unused_6)(void);
-    void (*unused_7)(void); void (*unused_8)(void); void (*unused_9)(void); void (*unused_10)(void);
+    OrtStatusPtr (*CreateEnv)(OrtLoggingLevel level, const char* log_id, OrtEnv** out);
+    void (*unused_4)(void); void (*unused_5)(void); void (*unused_6)(void);
+    /* path: a char string on Linux/macOS (wide characters on Windows only) */
+    OrtStatusPtr (*CreateSession)(const OrtEnv* env, const char* model_path, const OrtSessionOptions* options, OrtSession** out);
+    void (*unused_8)(void);
+    /* outputs[i] NULL on entry: ORT allocates the value, the caller releases it */
+    OrtStatusPtr (*Run)(OrtSession* session, const OrtRunOptions* run_options,
+                        const char* const* input_names, const OrtValue* const* inputs, size_t input_count,
+                        const char* const* output_names, size_t output_count, OrtValue** outputs);
+    OrtStatusPtr (*CreateSessionOptions)(OrtSessionOptions** out);
     void (*unused_11)(void); void (*unused_12)(void); void (*unused_13)(void); void (*unused_14)(void);
     void (*unused_15)(void); void (*unused_16)(void); void (*unused_17)(void); void (*unused_18)(void);
     void (*unused_19)(void); void (*unused_20)(void); void (*unused_21)(void); void (*unused_22)(void);
-    void (*unused_23)(void); void (*unused_24)(void); void (*unused_25)(void);
+    void (*unused_23)(void);
+    OrtStatusPtr (*SetIntraOpNumThreads)(OrtSessionOptions* options, int threads);  /* 0: ORT's default */
+    void (*unused_25)(void);
     OrtStatusPtr (*CreateCustomOpDomain)(const char* domain, OrtCustomOpDomain** out);
     OrtStatusPtr (*CustomOpDomain_Add)(OrtCustomOpDomain* domain, const OrtCustomOp* op);
     OrtStatusPtr (*AddCustomOpDomain)(OrtSessionOptions* options, OrtCustomOpDomain* domain);
-    void (*unused_29)(void); void (*unused_30)(void); void (*unused_31)(void); void (*unused_32)(void);
-    void (*unused_33)(void); void (*unused_34)(void); void (*unused_35)(void); void (*unused_36)(void);
-    void (*unused_37)(void); void (*unused_38)(void); void (*unused_39)(void); void (*unused_40)(void);
+    void (*unused_29)(void);
+    OrtStatusPtr (*SessionGetInputCount)(const OrtSession* session, size_t* out);
+    OrtStatusPtr (*SessionGetOutputCount)(const OrtSession* session, size_t* out);
+    void (*unused_32)(void);
+    void (*unused_33)(void); void (*unused_34)(void); void (*unused_35)(void);
+    /* the name is allocated from `allocator`; give it back with AllocatorFree */
+    OrtStatusPtr (*SessionGetInputName)(const OrtSession* session, size_t index, OrtAllocator* allocator, char** out);
+    OrtStatusPtr (*SessionGetOutputName)(const OrtSession* session, size_t index, OrtAllocator* allocator, char** out);
+    void (*unused_38)(void); void (*unused_39)(void); void (*unused_40)(void);
     void (*unused_41)(void); void (*unused_42)(void); void (*unused_43)(void); void (*unused_44)(void);
     void (*unused_45)(void); void (*unused_46)(void); void (*unused_47)(void); void (*unused_48)(void);
-    void (*unused_49)(void);
+    /* wraps caller-owned memory (not copied): `data` must outlive the value */
+    OrtStatusPtr (*CreateTensorWithDataAsOrtValue)(const OrtMemoryInfo* info, void* data, size_t bytes,
+                                                   const int64_t* dims, size_t count,
+                                                   ONNXTensorElementDataType type, OrtValue** out);
     void (*unused_50)(void);
     OrtStatusPtr (*GetTensorMutableData)(OrtValue* value, void** out);
     void (*unused_52)(void); void (*unused_53)(void); void (*unused_54)(void);
@@ -214,14 +237,17 @@ struct OrtApi {
     OrtStatusPtr (*GetTensorShapeElementCount)(const OrtTensorTypeAndShapeInfo* info, size_t* out);
     OrtStatusPtr (*GetTensorTypeAndShape)(const OrtValue* value, OrtTensorTypeAndShapeInfo** out);
     void (*unused_66)(void); void (*unused_67)(void);
-    void (*unused_68)(void); void (*unused_69)(void); void (*unused_70)(void);
+    void (*unused_68)(void);
+    OrtStatusPtr (*CreateCpuMemoryInfo)(OrtAllocatorType type, OrtMemType mem_type, OrtMemoryInfo** out);
+    void (*unused_70)(void);
     OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out);
     OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out);  /* the device ordinal */
     OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
     OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
     OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out);
     OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p);
-    void (*unused_77)(void); void (*unused_78)(void);
+    void (*unused_77)(void);
+    OrtStatusPtr (*GetAllocatorWithDefaultOptions)(OrtAllocator** out);  /* ORT's; never released */
     void (*unused_79)(void); void (*unused_80)(void); void (*unused_81)(void); void (*unused_82)(void);
     void (*unused_83)(void); void (*unused_84)(void);
     OrtStatusPtr (*KernelInfoGetAttribute_float)(const OrtKernelInfo* info, const char* name, float* out);
@@ -231,12 +257,15 @@ struct OrtApi {
     OrtStatusPtr (*KernelContext_GetOutputCount)(const OrtKernelContext* ctx, size_t* out);
     OrtStatusPtr (*KernelContext_GetInput)(const OrtKernelContext* ctx, size_t index, const OrtValue** out);
     OrtStatusPtr (*KernelContext_GetOutput)(OrtKernelContext* ctx, size_t index, const int64_t* dims, size_t count, OrtValue** out);
-    void (*unused_92)(void);
+    void (*ReleaseEnv)(OrtEnv* env);
     void (*ReleaseStatus)(OrtStatus* status);
-    void (*unused_94)(void); void (*unused_95)(void); void (*unused_96)(void); void (*unused_97)(void);
+    void (*ReleaseMemoryInfo)(OrtMemoryInfo* info);
+    void (*ReleaseSession)(OrtSession* session);
+    void (*ReleaseValue)(OrtValue* value);
+    void (*unused_97)(void);
     void (*ReleaseTypeInfo)(OrtTypeInfo* type_info);
     void (*ReleaseTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo* info);
-    void (*unused_100)(void);
+    void (*ReleaseSessionOptions)(OrtSessionOptions* options);
     void (*ReleaseCustomOpDomain)(OrtCustomOpDomain* domain);
 
     /* ---- API 2: slots 102..118 ---- */
@@ -306,7 +335,9 @@ struct OrtApi {
     void (*unused_223)(void); void (*unused_224)(void);
 
     /* ---- API 14: slots 225..238 ---- */
-    void (*unused_225)(void); void (*unused_226)(void); void (*unused_227)(void); void (*unused_228)(void);
+    void (*unused_225)(void); void (*unused_226)(void); void (*unused_227)(void);
+    /* dlopen()s the library and calls its RegisterCustomOps; ORT closes it with the last session */
+    OrtStatusPtr (*RegisterCustomOpsLibrary_V2)(OrtSessionOptions* options, const char* library_path);  /* 1.14 */
     void (*unused_229)(void);
     OrtStatusPtr (*KernelInfo_GetInputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
     OrtStatusPtr (*KernelInfo_GetOutputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
@@ -415,9 +446,19 @@ ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 280 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateStatus) == 0);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorCode) == 1);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateEnv) == 3);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateSession) == 7);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(Run) == 9);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateSessionOptions) == 10);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetIntraOpNumThreads) == 24);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCustomOpDomain) == 26);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CustomOpDomain_Add) == 27);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddCustomOpDomain) == 28);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetInputCount) == 30);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputCount) == 31);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetInputName) == 36);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputName) == 37);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorWithDataAsOrtValue) == 49);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMutableData) == 51);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CastTypeInfoToTensorInfo) == 55);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorTypeAndShapeInfo) == 57);
@@ -429,12 +470,14 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetDimensions) == 62);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSymbolicDimensions) == 63);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorShapeElementCount) == 64);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorTypeAndShape) == 65);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCpuMemoryInfo) == 69);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetId) == 72);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetType) == 74);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorAlloc) == 75);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorFree) == 76);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetAllocatorWithDefaultOptions) == 78);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_float) == 85);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_int64) == 86);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_string) == 87);
@@ -442,15 +485,21 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetInputCount) == 88);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetOutputCount) == 89);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetInput) == 90);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetOutput) == 91);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseEnv) == 92);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseStatus) == 93);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseMemoryInfo) == 94);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseSession) == 95);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseValue) == 96);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTypeInfo) == 98);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTensorTypeAndShapeInfo) == 99);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseSessionOptions) == 100);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseCustomOpDomain) == 101);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseAllocator) == 132);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_float) == 162);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_int64) == 163);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetGPUComputeStream) == 193);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputCount) == 231);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputName) == 232);
