@@ -159,3 +159,16 @@ def test_no_libpython():
     r = run_host(add_identity(), {"a": np.ones((1, 3), np.float32), "b": np.ones((1, 3), np.float32)})
     assert_ok(r)
     assert "LIBPYTHON: no" in r.stdout.splitlines()
+
+
+@needs_c_library
+def test_differing_runs_are_a_mismatch():
+    """RandomNormal without a seed draws new numbers each run: the host must notice."""
+    m = model([helper.make_node("RandomNormal", [], ["r"], shape=[64], dtype=TensorProto.FLOAT)],
+              {}, {"r": (TensorProto.FLOAT, [64])})
+    r = run_host(m, {}, threads=2, repeat=2)
+    assert r.returncode == 6, r.stdout + r.stderr
+    assert "MISMATCH" in r.stdout and "OK" not in r.stdout.split()
+    single = run_host(m, {})                 # one run: nothing to compare
+    assert_ok(single)
+    assert single.outputs["r"].shape == (64,)

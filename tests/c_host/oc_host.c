@@ -367,7 +367,10 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < n_in; i++) {
         ort->ReleaseValue(in_values[i]);
         free(inputs[i].data);
+        free((char*)in_names[i]);
     }
+    free(jobs);
+    free(tids);
     ort->ReleaseMemoryInfo(cpu);
     ort->ReleaseSession(session);
     ort->ReleaseSessionOptions(options);
