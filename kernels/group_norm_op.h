@@ -11,10 +11,13 @@ inline constexpr const char* kGroupNormOutputs[] = {"Y", nullptr};
 enum { kEpsilon, kNumGroups };  // indices into kGroupNormAttrs
 inline constexpr oc_attr_spec kGroupNormAttrs[] = {
     {"epsilon", OC_ATTR_FLOAT}, {"num_groups", OC_ATTR_INT}, {nullptr, 0}};
-inline constexpr int32_t kGroupNormTypes[] = {OC_FLOAT, OC_DOUBLE, OC_FLOAT16, 0};
+inline constexpr int32_t kGroupNormSignatures[][5] = {  // X, num_groups, scale, bias, Y
+    {OC_FLOAT, OC_INT64, OC_FLOAT, OC_FLOAT, OC_FLOAT},
+    {OC_DOUBLE, OC_INT64, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE},
+    {OC_FLOAT16, OC_INT64, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
 inline constexpr int32_t kGroupNormInplace[] = {0};  // a group is written after its statistics
 inline constexpr oc::Spec kGroupNormSpec = {kGroupNormInputs, kGroupNormOutputs, kGroupNormAttrs,
-                                            kGroupNormTypes, kGroupNormInplace};
+                                            OC_SIGNATURES(kGroupNormSignatures), kGroupNormInplace};
 
 struct GroupNormArgs {
   const void* x;

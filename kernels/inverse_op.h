@@ -8,14 +8,15 @@ namespace oc_ops {
 
 inline constexpr const char* kInverseInputs[] = {"X", nullptr};
 inline constexpr const char* kInverseOutputs[] = {"Y", nullptr};
-inline constexpr int32_t kInverseTypes[] = {OC_FLOAT, OC_DOUBLE, OC_FLOAT16, 0};
+inline constexpr int32_t kInverseSignatures[][2] = {  // X, Y
+    {OC_FLOAT, OC_FLOAT}, {OC_DOUBLE, OC_DOUBLE}, {OC_FLOAT16, OC_FLOAT16}};
 // The CPU kernel may write Y over X (each matrix is read before its rows are written); the CUDA
 // kernels may not.
 inline constexpr int32_t kInverseInplace[] = {0};
 inline constexpr oc::Spec kInverseSpec = {kInverseInputs, kInverseOutputs, nullptr,
-                                          kInverseTypes, kInverseInplace};
+                                          OC_SIGNATURES(kInverseSignatures), kInverseInplace};
 inline constexpr oc::Spec kInverseSpecCuda = {kInverseInputs, kInverseOutputs, nullptr,
-                                              kInverseTypes, nullptr};
+                                              OC_SIGNATURES(kInverseSignatures), nullptr};
 
 struct InverseArgs {
   const void* x;

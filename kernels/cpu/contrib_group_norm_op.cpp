@@ -21,9 +21,19 @@ constexpr oc_attr_spec kAttrs[] = {{"activation", OC_ATTR_INT},
                                    {"epsilon", OC_ATTR_FLOAT},
                                    {"groups", OC_ATTR_INT},
                                    {nullptr, 0}};
-constexpr int32_t kTypes[] = {OC_FLOAT, OC_FLOAT16, 0};
-constexpr oc::Spec kGroupNormSpec = {kGroupNormInputs, kGroupNormOutputs, kAttrs, kTypes, nullptr};
-constexpr oc::Spec kSkipGroupNormSpec = {kSkipGroupNormInputs, kSkipGroupNormOutputs, kAttrs, kTypes,
+// T (X, skip, bias, Y, S) and M (gamma, beta): float or float16 each
+constexpr int32_t kGroupNormSignatures[][4] = {  // X, gamma, beta, Y
+    {OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_FLOAT, OC_FLOAT16, OC_FLOAT16, OC_FLOAT},
+    {OC_FLOAT16, OC_FLOAT, OC_FLOAT, OC_FLOAT16}, {OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
+constexpr int32_t kSkipGroupNormSignatures[][7] = {  // X, gamma, beta, skip, bias, Y, S
+    {OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT},
+    {OC_FLOAT, OC_FLOAT16, OC_FLOAT16, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT},
+    {OC_FLOAT16, OC_FLOAT, OC_FLOAT, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16},
+    {OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
+constexpr oc::Spec kGroupNormSpec = {kGroupNormInputs, kGroupNormOutputs, kAttrs,
+                                     OC_SIGNATURES(kGroupNormSignatures), nullptr};
+constexpr oc::Spec kSkipGroupNormSpec = {kSkipGroupNormInputs, kSkipGroupNormOutputs, kAttrs,
+                                         OC_SIGNATURES(kSkipGroupNormSignatures),
                                          nullptr};
 
 enum { kX, kGamma, kBeta, kSkip, kBias };

@@ -8,13 +8,24 @@ from ._ort_install import check_onnxruntime_install as _check_onnxruntime_instal
 
 _check_onnxruntime_install()  # first: two ORT distributions over one folder fail here, clearly
 
-from ._build import BUILD as _BUILD  # noqa: E402
 from .native import load_kernels  # noqa: E402
-from .reference import reference_ops  # noqa: E402
 from .registry import Attr, Domain, Input, Op, Output  # noqa: E402
 from .session import MIN_ORT_VERSION, get_library_path, register, session_options  # noqa: E402
 
-__version__ = _BUILD["version"]
+# The declarations (registry) import with NumPy alone: a package's build imports them to generate
+# its plain library's table, from a source tree, before anything here is compiled.
+
+
+def __getattr__(name):
+    if name == "__version__":
+        from ._build import BUILD
+
+        return BUILD["version"]
+    if name == "reference_ops":
+        from .reference import reference_ops
+
+        return reference_ops
+    raise AttributeError(f"module 'ortcustom' has no attribute {name!r}")
 
 
 def get_include() -> str:
@@ -27,11 +38,12 @@ def get_include() -> str:
 def build_info() -> dict:
     """How this copy was built: version, cuda (bool), cuda_archs, ort_api_version, min_ort_version."""
     from . import _customop
+    from ._build import BUILD
 
     return {
-        "version": __version__,
-        "cuda": _BUILD["cuda"],
-        "cuda_archs": list(_BUILD["cuda_archs"]),
+        "version": BUILD["version"],
+        "cuda": BUILD["cuda"],
+        "cuda_archs": list(BUILD["cuda_archs"]),
         "ort_api_version": _customop.ORT_API_VERSION,
         "min_ort_version": MIN_ORT_VERSION,
     }

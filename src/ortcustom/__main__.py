@@ -18,7 +18,7 @@ def info() -> int:
     import onnxruntime as ort
 
     import ortcustom
-    from ortcustom import _kernels
+    from ortcustom.native import builtin_info
     from ortcustom._ort_install import onnxruntime_site, owners
     from ortcustom.ops import ALL
 
@@ -29,12 +29,12 @@ def info() -> int:
     print(f"  onnxruntime found: {ort.__version__} ({ort.__file__.rsplit('/', 2)[0]}; installed by {dists})")
     print(f"  providers available: {', '.join(ort.get_available_providers())}")
     print(f"  ORT API version declared: {b['ort_api_version']}; minimum onnxruntime: {b['min_ort_version']}")
-    print(f"  CPU kernels run with: {_kernels.cpu_isa()}")
+    print(f"  CPU kernels run with: {builtin_info('cpu_isa')}")
     print(f"  CUDA kernels built: {'yes, for sm ' + ', '.join(b['cuda_archs']) if b['cuda'] else 'no'}")
     if b["cuda"]:
-        n = _kernels.cuda_device_count()
+        n = builtin_info("cuda_device_count")
         print(f"  CUDA GPUs usable now: {n}" + ("" if n else " (no GPU or no driver: the CPU kernels run)"))
-    print(f"  library for register_custom_ops_library: {ortcustom.get_library_path()}")
+    print(f"  plain custom-op library (ORT without Python): {ortcustom.get_library_path()}")
     print("  built-in ops (ortcustom.ops):")
     for op in ALL:
         print(f"    {op.name}{op.accepted_types()}  kernel: {op.native or 'python'}")
@@ -208,6 +208,22 @@ def config(what: str) -> int:
     return 0
 
 
+def library(ref) -> int:
+    import importlib
+
+    import ortcustom
+
+    if ref is None:
+        print(ortcustom.get_library_path())
+        return 0
+    module, _, attr = ref.partition(":")
+    domain = getattr(importlib.import_module(module), attr or "domain")
+    if callable(domain) and not isinstance(domain, ortcustom.Domain):
+        domain = domain()
+    print(ortcustom.get_library_path(domain))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m ortcustom", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -221,7 +237,21 @@ def main(argv=None) -> int:
     g = p.add_mutually_exclusive_group(required=True)
     for flag in ("cflags", "includedir", "pkgconfigdir"):
         g.add_argument(f"--{flag}", dest="what", action="store_const", const=flag)
-    args = parser.parse_args(argv)
+    p = sub.add_parser("library", help="the path of a package's plain custom-op library (no Python): for "
+                                        "C/C++, C#, Java, a Dockerfile or Triton's op_library_filename")
+    p.add_argument("ref", nargs="?", help="MODULE[:DOMAIN] (DOMAIN: the name of a Domain in MODULE, default "
+                                          "`domain`); none: ortcustom's own library")
+    sub.add_parser("library-source", add_help=False,
+                   help="(a package's build) the C++ table of a plain library, from declarations")
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "library-source":
+        from .library_source import main as library_source
+
+        return library_source(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if args.command == "library":
+        return library(args.ref)
     if args.command == "new":
         return new(args.name, args.dir)
     if args.command == "config":

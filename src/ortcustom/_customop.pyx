@@ -1,404 +1,212 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
 # (wraparound=False: never index with a negative number in these files)
-"""The glue between ONNX Runtime and our kernels.
+"""ortcustom's Python front end to the glue (glue/): op declarations made into oc_op_def.
 
-Each (op declaration, type binding) becomes one `OrtCustomOp` struct whose callbacks are the cdef
-functions below; the struct is the first member of a `Binding`, so a callback gets its binding back
-from the pointer ORT hands it. Bindings live as long as the process: ORT keeps raw pointers to them
-in every session made from the options they were added to.
-
-Per session, at kernel creation (`create_kernel`, holds the GIL): attributes are read and checked
-once. Per run (`compute`): native kernels (ortcustom/kernel.h) go through one trampoline for every
-op (_native.pxi, no GIL, no Python object), Python kernels through _python_ops.pxi. Errors come
-back as OrtStatus, named after the op, the node and the input.
+The glue (C++, shared with every package's plain custom-op library) makes the OrtCustomOp structs,
+reads attributes, runs the per-run trampoline, infers `shape="X"` outputs and words every error.
+This module hands it the domains of `ortcustom.register` (RegisterCustomOps below, called by ORT
+inside register_custom_ops_library), runs Python kernels as kernels of the same ABI
+(_python_ops.pxi), Python shape rules and attribute checks (hooks), and direct calls (_direct.pxi).
 """
-from cpython.ref cimport PyObject, Py_INCREF, Py_DECREF
-from libc.stdint cimport int64_t, uint16_t
+from cpython.ref cimport PyObject
+from libc.stdint cimport int32_t, int64_t
 from libc.stdlib cimport calloc, malloc, free
-from libc.string cimport strlen, memcpy
+from libc.string cimport memset
 
 from ortcustom._ort cimport *
-from ortcustom._kernel cimport oc_kernel
+from ortcustom._kernel cimport *
 
 import contextlib
 import threading
 
 from .types import onnx_enum, name_of_enum
 
-cdef extern from *:
-    """
-    #if PY_VERSION_HEX >= 0x030D0000
-    #define oc_py_finalizing() Py_IsFinalizing()
-    #else
-    #define oc_py_finalizing() _Py_IsFinalizing()
-    #endif
-    """
-    int Py_IsInitialized() nogil
-    int oc_py_finalizing() nogil
-
 ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
-# The OrtCustomOp `version` we fill in: the fields we rely on (CreateKernelV2, KernelComputeV2,
-# InferOutputShapeFn, GetStartVersion/GetEndVersion) are read from 17 on, and ORT refuses an op
-# whose version is above its own API version, so this is also the minimum runtime (1.17).
-cdef int OP_VERSION = 17
+ABI_VERSION = OC_ABI_VERSION
+CUDA_PROVIDER = "CUDAExecutionProvider"
 
-g_api = NULL
-g_api_optional = NULL
-
-# The parts; each declares what it shares in _customop.pxd, so their order does not matter.
-include "_status.pxi"
-include "_tensor.pxi"
 include "_attributes.pxi"
-include "_native.pxi"
-include "_direct.pxi"
 include "_python_ops.pxi"
 include "_shapes.pxi"
+include "_direct.pxi"
+
+_IO_KINDS = {OC_IO_REQUIRED: "required", OC_IO_OPTIONAL: "optional", OC_IO_VARIADIC: "variadic"}
 
 
-cdef inline Binding* B(const OrtCustomOp* op) noexcept nogil:
-    return <Binding*>op
+cdef int32_t _io_kind(io):
+    return OC_IO_VARIADIC if io.variadic else OC_IO_OPTIONAL if io.optional else OC_IO_REQUIRED
 
 
-# ---- OrtCustomOp callbacks: descriptions of the op ------------------------------------------
-
-cdef const char* cb_name(const OrtCustomOp* op) noexcept nogil:
-    return B(op).name
-
-cdef const char* cb_provider(const OrtCustomOp* op) noexcept nogil:
-    return B(op).provider
-
-cdef ONNXTensorElementDataType cb_in_type(const OrtCustomOp* op, size_t i) noexcept nogil:
-    return B(op).in_types[i]
-
-cdef size_t cb_in_count(const OrtCustomOp* op) noexcept nogil:
-    return B(op).n_in
-
-cdef ONNXTensorElementDataType cb_out_type(const OrtCustomOp* op, size_t i) noexcept nogil:
-    return B(op).out_types[i]
-
-cdef size_t cb_out_count(const OrtCustomOp* op) noexcept nogil:
-    return B(op).n_out
-
-cdef OrtCustomOpInputOutputCharacteristic cb_in_char(const OrtCustomOp* op, size_t i) noexcept nogil:
-    return B(op).in_chars[i]
-
-cdef OrtCustomOpInputOutputCharacteristic cb_out_char(const OrtCustomOp* op, size_t i) noexcept nogil:
-    return B(op).out_chars[i]
-
-cdef OrtMemType cb_in_mem(const OrtCustomOp* op, size_t i) noexcept nogil:
-    return B(op).in_mem[i]
-
-cdef int cb_in_min_arity(const OrtCustomOp* op) noexcept nogil:
-    return B(op).in_min_arity
-
-cdef int cb_in_homogeneous(const OrtCustomOp* op) noexcept nogil:
-    return B(op).in_homogeneous
-
-cdef int cb_out_min_arity(const OrtCustomOp* op) noexcept nogil:
-    return B(op).out_min_arity
-
-cdef int cb_out_homogeneous(const OrtCustomOp* op) noexcept nogil:
-    return B(op).out_homogeneous
-
-cdef int cb_since(const OrtCustomOp* op) noexcept nogil:
-    return B(op).since
-
-cdef int cb_until(const OrtCustomOp* op) noexcept nogil:
-    return B(op).until
-
-
-# ---- kernels: creation (once per node and session), compute (per run), destruction ----------
-
-cdef OrtStatus* cb_create_kernel(const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info,
-                                 void** out) noexcept with gil:
-    try:
-        return (<_Binding>B(op).owner).create_kernel(api, info, out)
-    except BaseException as e:  # a bug of ours: say so instead of crashing the process
-        return status(api, ORT_FAIL, f"ortcustom: {B(op).name.decode()}: internal error at kernel creation: {e!r}")
-
-
-cdef OrtStatus* cb_compute(void* kernel, OrtKernelContext* ctx) noexcept nogil:
-    cdef Kernel* k = <Kernel*>kernel
-    if k.b.native != NULL:
-        return native_compute(k, ctx)
-    return python_compute(k, ctx)
-
-
-cdef void cb_destroy(void* kernel) noexcept nogil:
-    # No GIL for native kernels: a session may be destroyed while the interpreter shuts down.
-    free_kernel(<Kernel*>kernel)
-
-
-cdef void free_kernel(Kernel* k) noexcept nogil:
-    if k == NULL:
-        return
-    if k.b.native != NULL and k.b.native.destroy != NULL and k.state != NULL:
-        k.b.native.destroy(k.state)
-    if k.py != NULL:
-        # a Python kernel's state is dropped with the GIL, unless the interpreter is going away
-        # (then it is left to the process's end: taking the GIL there would hang or crash)
-        if Py_IsInitialized() and not oc_py_finalizing():
-            with gil:
-                Py_DECREF(<object>k.py)
-    free(k.attrs)
-    free(k.node)
-    free(k)
-
-
-cdef OrtStatus* cb_infer_shape(const OrtCustomOp* op, OrtShapeInferContext* ctx) noexcept with gil:
-    # ORT ignores (and leaks) a status returned from here, so nothing is returned: when the
-    # declaration cannot say, the output's shape is simply left unknown.
-    try:
-        infer_shapes((<_Binding>B(op).owner).op, ctx)
-    except BaseException:
-        pass
-    return NULL
-
-
-cdef class _Binding:
-    """Owns one OrtCustomOp (and what its pointers point to) for one op and type binding."""
-    cdef Binding* b
-    cdef readonly object op, types
-    cdef object _keep
+cdef class OpDef:
+    """One op declaration as the glue's oc_op_def, with its kernels (native: the bound library's;
+    Python: this module's). Lives as long as the process once registered (ORT keeps pointers)."""
 
     def __cinit__(self):
-        self.b = <Binding*>calloc(1, sizeof(Binding))
-        if self.b == NULL:
-            raise MemoryError()
+        self._mem = NULL
 
-    def __init__(self, op, dict types, str provider=None):
-        """`types`: constraint -> element type name; None builds the type guard."""
-        cdef Binding* b = self.b
+    def __init__(self, op, kernel=None):
+        """`kernel`: the op's NativeKernel (None for a Python op)."""
+        cdef Py_ssize_t n_in = len(op.inputs), n_out = len(op.outputs), n_at = len(op.attrs)
+        cdef Py_ssize_t width = n_in + n_out, n_rows, cells
+        cdef oc_io_def* ins
+        cdef oc_io_def* outs
+        cdef oc_attr_def* ats
+        cdef int32_t* rows
+        cdef const char** in_names
+        cdef const char** out_names
+        cdef oc_attr_spec* specs
+        cdef oc_op_def* d
         self.op = op
-        self.types = types
-        name = op.name.encode()
-        prov = provider.encode() if provider else None
-        self._keep = (name, prov)
-        b.name = name
-        b.provider = <const char*>prov if prov is not None else NULL
-        b.owner = <PyObject*>self
-        b.guard = types is None
-        b.n_in = len(op.inputs)
-        b.n_out = len(op.outputs)
-        b.in_types = <ONNXTensorElementDataType*>calloc(b.n_in + 1, sizeof(ONNXTensorElementDataType))
-        b.in_chars = <OrtCustomOpInputOutputCharacteristic*>calloc(b.n_in + 1, sizeof(OrtCustomOpInputOutputCharacteristic))
-        b.in_mem = <OrtMemType*>calloc(b.n_in + 1, sizeof(OrtMemType))
-        b.out_types = <ONNXTensorElementDataType*>calloc(b.n_out, sizeof(ONNXTensorElementDataType))
-        b.out_chars = <OrtCustomOpInputOutputCharacteristic*>calloc(b.n_out, sizeof(OrtCustomOpInputOutputCharacteristic))
-        if not (b.in_types and b.in_chars and b.in_mem and b.out_types and b.out_chars):
+        self._keep = []
+        keep = self._keep
+        self.types = tuple(op.type_bindings())
+        n_rows = len(self.types)
+        cells = (max(n_rows * width, 1) + 1) // 2 * 2  # an even count: the pointers after stay aligned
+        self._mem = calloc(1, (n_in + n_out) * sizeof(oc_io_def) + max(n_at, 1) * sizeof(oc_attr_def)
+                           + cells * sizeof(int32_t) + (width + 2) * sizeof(char*)
+                           + (n_at + 1) * sizeof(oc_attr_spec))
+        if self._mem == NULL:
             raise MemoryError()
-        b.in_min_arity = b.out_min_arity = 1
-        b.in_homogeneous = b.out_homogeneous = 1
-        for i, inp in enumerate(op.inputs):
-            b.in_types[i] = self._elem(inp.type)
-            b.in_chars[i] = _characteristic(inp)
-            b.in_mem[i] = OrtMemTypeCPUInput if inp.cpu else OrtMemTypeDefault
-            if inp.variadic:
-                b.in_min_arity, b.in_homogeneous = inp.min_arity, inp.homogeneous
-        for i, o in enumerate(op.outputs):
-            b.out_types[i] = self._elem(o.type)
-            b.out_chars[i] = _characteristic(o)
-            if o.variadic:
-                b.out_min_arity, b.out_homogeneous = o.min_arity, o.homogeneous
-        b.since = op.since
-        b.until = op.until if op.until is not None else 0x7fffffff
-        if op.native is not None and types is not None:
-            addr = op.kernel.cuda if provider == CUDA_PROVIDER else op.kernel.cpu
-            b.native = <const oc_kernel*><size_t>addr
-
-        b.op.version = OP_VERSION
-        b.op.GetName = cb_name
-        b.op.GetExecutionProviderType = cb_provider
-        b.op.GetInputType = cb_in_type
-        b.op.GetInputTypeCount = cb_in_count
-        b.op.GetOutputType = cb_out_type
-        b.op.GetOutputTypeCount = cb_out_count
-        b.op.GetInputCharacteristic = cb_in_char
-        b.op.GetOutputCharacteristic = cb_out_char
-        b.op.GetInputMemoryType = cb_in_mem
-        b.op.GetVariadicInputMinArity = cb_in_min_arity
-        b.op.GetVariadicInputHomogeneity = cb_in_homogeneous
-        b.op.GetVariadicOutputMinArity = cb_out_min_arity
-        b.op.GetVariadicOutputHomogeneity = cb_out_homogeneous
-        b.op.CreateKernelV2 = cb_create_kernel
-        b.op.KernelComputeV2 = cb_compute
-        b.op.KernelDestroy = cb_destroy
-        if _shape_fn_safe(op):
-            b.op.InferOutputShapeFn = cb_infer_shape
-        b.op.GetStartVersion = cb_since
-        b.op.GetEndVersion = cb_until
-
-    cdef ONNXTensorElementDataType _elem(self, str t):
-        if self.types is None:  # the guard accepts any type of a constraint, to report it
-            return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED if t in self.op.types else <ONNXTensorElementDataType><int>onnx_enum(t)
-        return <ONNXTensorElementDataType><int>onnx_enum(self.types.get(t, t))
+        ins = <oc_io_def*>self._mem
+        outs = ins + n_in
+        ats = <oc_attr_def*>(outs + n_out)
+        rows = <int32_t*>(ats + max(n_at, 1))
+        in_names = <const char**>(rows + cells)
+        out_names = in_names + (n_in + 1)
+        specs = <oc_attr_spec*>(out_names + (n_out + 1))
+        names = [i.name for i in op.inputs]
+        for j, io in enumerate(op.inputs):
+            b = _b(io.name, keep)
+            ins[j].name = b
+            in_names[j] = b
+            ins[j].kind = _io_kind(io)
+            ins[j].cpu = io.cpu
+            ins[j].min_arity = io.min_arity
+            ins[j].homogeneous = io.homogeneous
+            ins[j].shape_of = -1
+        for j, io in enumerate(op.outputs):
+            b = _b(io.name, keep)
+            outs[j].name = b
+            out_names[j] = b
+            outs[j].kind = _io_kind(io)
+            outs[j].min_arity = io.min_arity
+            outs[j].homogeneous = io.homogeneous
+            outs[j].shape_of = names.index(io.shape) if isinstance(io.shape, str) else -1
+        from .registry import normalize
+        for j, a in enumerate(op.attrs):
+            ats[j].name = specs[j].name = _b(a.name, keep)
+            ats[j].kind = specs[j].kind = _KIND_CODES[a.kind]
+            ats[j].required = a.required
+            if not a.required:
+                fill_attr(&ats[j].value, ats[j].name, ats[j].kind, normalize(a, a.default), keep)
+        for r, binding in enumerate(self.types):
+            for j, io in enumerate(tuple(op.inputs) + tuple(op.outputs)):
+                rows[r * width + j] = onnx_enum(binding.get(io.type, io.type))
+        d = &self.d
+        d.name = _b(op.name, keep)
+        d.since = op.since
+        d.until = op.until if op.until is not None else 0x7fffffff
+        d.n_inputs, d.n_outputs, d.n_attrs, d.n_bindings = n_in, n_out, n_at, n_rows
+        d.inputs, d.outputs, d.attrs, d.bindings = ins, outs, ats, rows
+        d.accepted = _b(op.accepted_types(), keep)
+        d.host_shapes = any(callable(o.shape) for o in op.outputs)
+        d.host_checks = any(a.check is not None for a in op.attrs)
+        d.host_data = <PyObject*>self
+        if kernel is not None:
+            d.cpu = <const oc_kernel*><size_t>kernel.cpu
+            d.cuda = <const oc_kernel*><size_t>kernel.cuda
+        else:
+            self.pyk = python_kernel(OC_CPU)
+            self.pyk.name = d.name
+            self.pyk.inputs = in_names
+            self.pyk.outputs = out_names
+            self.pyk.attrs = specs
+            self.pyk.signatures = rows
+            self.pyk.n_signatures = n_rows
+            d.cpu = &self.pyk
+            # op.cuda: the same function runs on the CUDA provider with CuPy arrays
+            d.cuda = &self.pyk if op.cuda else NULL
 
     def __dealloc__(self):
-        if self.b != NULL:
-            free(self.b.in_types); free(self.b.in_chars); free(self.b.in_mem)
-            free(self.b.out_types); free(self.b.out_chars)
-            free(self.b)
+        free(self._mem)
 
-    cdef OrtStatus* create_kernel(self, const OrtApi* api, const OrtKernelInfo* info, void** out) except? NULL:
-        node = kernel_node_name(api, info)
-        where = f"{self.op.name} (node '{node}')"
-        if self.b.guard:
-            got = ", ".join(f"{inp.name}: {t}" for inp, t in zip(self.op.inputs, kernel_input_types(api, info)))
-            return status(api, ORT_INVALID_ARGUMENT,
-                          f"{where}: no kernel for input types ({got}); {self.op.name} accepts "
-                          f"{self.op.accepted_types()}")
-        try:
-            attrs = read_attributes(api, info, self.op)
-        except _AttrError as e:
-            return status(api, ORT_INVALID_ARGUMENT, f"{where}: {e}")
-        cdef Kernel* k = <Kernel*>calloc(1, sizeof(Kernel))
-        cdef OrtStatus* st = NULL
-        if k == NULL:
-            return status(api, ORT_FAIL, f"{where}: out of memory")
-        k.b = self.b
-        k.api = api
-        try:  # from here on, k is freed on any failure
-            nb = node.encode()
-            k.node = <char*>malloc(len(nb) + 1)
-            if k.node == NULL:
-                raise MemoryError()
-            memcpy(k.node, <const char*>nb, len(nb) + 1)
-            if self.b.native != NULL:
-                k.attrs = make_attrs(self.b.native, attrs, &k.n_attrs)
-                st = native_create(k, k)
-            else:
-                state = python_state(self.op, attrs, self.types)
-                Py_INCREF(state)
-                k.py = <PyObject*>state
-        except BaseException:
-            free_kernel(k)
-            raise
-        if st != NULL:
-            free_kernel(k)
-            return st
-        out[0] = k
-        return NULL
+    @property
+    def address(self):
+        return <size_t>&self.d
 
 
-def _ort_minor():
-    import onnxruntime
-    major, minor = (int(p) for p in onnxruntime.__version__.split(".")[:2])
-    return minor if major == 1 else 1000
+cdef const char* _b(str s, list keep) except NULL:
+    b = s.encode()
+    keep.append(b)
+    return b
 
 
-cdef bint _shape_fn_safe(op):
-    """ORT 1.17-1.23 dereference a missing optional input's type when they set up a custom op's
-    shape inference, and crash, if a later input is given (`X, "", scale`): on those, ops that
-    can be called that way get no shape function (their output types are still inferred)."""
-    inner_optional = any(i.optional for i in op.inputs[:len(op.inputs) - 1])
-    return not inner_optional or _ort_minor() >= 24
-
-
-cdef OrtCustomOpInputOutputCharacteristic _characteristic(io):
-    if io.variadic:
-        return INPUT_OUTPUT_VARIADIC
-    if io.optional:
-        return INPUT_OUTPUT_OPTIONAL
-    return INPUT_OUTPUT_REQUIRED
-
-
-cdef str kernel_node_name(const OrtApi* api, const OrtKernelInfo* info):
-    cdef size_t n = 0
-    cdef OrtStatus* st = api.KernelInfo_GetNodeName(info, NULL, &n)
-    if st != NULL or n == 0:
-        release(api, st)
-        return ""
-    cdef char* buf = <char*>malloc(n)
-    if buf == NULL:
-        return ""
-    try:
-        st = api.KernelInfo_GetNodeName(info, buf, &n)
-        if st != NULL:
-            release(api, st)
-            return ""
-        return buf[:n - 1].decode("utf-8", "replace")
-    finally:
-        free(buf)
-
-
-cdef list kernel_input_types(const OrtApi* api, const OrtKernelInfo* info):
-    """Names of the element types of a node's inputs ('absent' for a missing optional one)."""
-    cdef size_t n = 0, i
-    cdef OrtTypeInfo* ti
-    cdef const OrtTensorTypeAndShapeInfo* tsi
-    cdef ONNXTensorElementDataType t
-    out = []
-    if not ok(api, api.KernelInfo_GetInputCount(info, &n)):
-        return out
-    for i in range(n):
-        ti = NULL
-        st = api.KernelInfo_GetInputTypeInfo(info, i, &ti)
-        if st != NULL or ti == NULL:
-            release(api, st)
-            out.append("absent")
-            continue
-        tsi = NULL
-        if ok(api, api.CastTypeInfoToTensorInfo(ti, &tsi)) and tsi != NULL and \
-                ok(api, api.GetTensorElementType(tsi, &t)):
-            out.append(name_of_enum(<int>t))
-        else:
-            out.append("non-tensor")
-        api.ReleaseTypeInfo(ti)
-    return out
+def check_kernel(OpDef d, size_t kernel):
+    """Why the oc_kernel at `kernel` does not implement d's op (None when it does): the glue's
+    check, the one a plain library's RegisterCustomOps runs too."""
+    cdef char msg[2048]
+    if oc_glue_check_kernel(&d.d, <const oc_kernel*>kernel, msg, sizeof(msg)) == 0:
+        return None
+    return msg.decode("utf-8", "replace")
 
 
 # ---- domains handed to RegisterCustomOps ----------------------------------------------------
 
-# (domain name, ops) -> (list of _Binding). Kept for the life of the process: sessions made from any
+cdef class DomainDef:
+    """A domain's oc_domain_def (its ops' OpDefs kept alive with it)."""
+    cdef oc_domain_def d
+    cdef const oc_op_def** ptrs
+    cdef readonly list defs
+    cdef bytes _name
+
+    def __init__(self, str name, defs):
+        self.defs = list(defs)
+        self._name = name.encode()
+        self.ptrs = <const oc_op_def**>calloc(max(len(self.defs), 1), sizeof(oc_op_def*))
+        if self.ptrs == NULL:
+            raise MemoryError()
+        for j, od in enumerate(self.defs):
+            self.ptrs[j] = &(<OpDef>od).d
+        self.d.name = self._name
+        self.d.n_ops = len(self.defs)
+        self.d.ops = self.ptrs
+
+    def __dealloc__(self):
+        free(self.ptrs)
+
+
+# (domain name, ops) -> DomainDef, kept for the life of the process: sessions made from any
 # SessionOptions they were added to point at them. Keyed by content, so registering the same domain
 # again (into many SessionOptions) reuses the same structs and memory stays bounded.
 cdef dict _interned = {}
 _interning = threading.Lock()
-cdef dict _domains = {}  # (domain name, ops) -> OrtCustomOpDomain*, made by RegisterCustomOps
 # The domains the current register_custom_ops_library call on this thread is for: ORT calls
 # RegisterCustomOps synchronously, on the thread that asked.
 _pending = threading.local()
 # How many `registering` blocks are open, on any thread: RegisterCustomOps with nothing pending on
 # its own thread while one is open elsewhere means the handoff was missed (ORT called it on
-# another thread), not that the library path was given to ORT directly.
+# another thread).
 cdef int _registering = 0
 
 
-def _bindings_for(str name, tuple ops):
+def domain_def(str name, tuple ops):
+    """The DomainDef of (name, ops), made once; binds native kernels (errors are Python's here)."""
+    from .native import op_def
+
     key = (name, ops)
     with _interning:
         got = _interned.get(key)
-        if got is None:
-            got = _interned[key] = _make_bindings(ops)
-    return got
-
-
-CUDA_PROVIDER = "CUDAExecutionProvider"
-
-
-def _make_bindings(tuple ops):
-    """Per op: one binding per type binding and provider (CPU, unless a native op has only a CUDA
-    kernel; CUDA for native ops with a CUDA kernel and Python ops declared cuda=True), then the
-    type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel for)."""
-    got = []
-    for op in ops:
-        if op.native is None or op.kernel.cpu:
-            for types in op.type_bindings():
-                got.append(_Binding(op, types))
-        if (op.native is not None and op.kernel.cuda) or op.cuda:  # op.cuda: a CuPy kernel
-            for types in op.type_bindings():
-                got.append(_Binding(op, types, CUDA_PROVIDER))
-        if op.types:  # last, so that ORT picks the exact bindings first
-            got.append(_Binding(op, None))
+    if got is None:
+        got = DomainDef(name, [op_def(op) for op in ops])
+        with _interning:
+            got = _interned.setdefault(key, got)
     return got
 
 
 @contextlib.contextmanager
 def registering(domains):
     """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
-    pending = [(d.name, d.ops) for d in domains]
-    for name, ops in pending:
-        _bindings_for(name, ops)  # build them here, where errors are Python exceptions
+    pending = [domain_def(d.name, d.ops) for d in domains]
     global _registering
     _pending.domains = pending
     with _interning:
@@ -411,90 +219,89 @@ def registering(domains):
             _registering -= 1
 
 
-
-cdef bint _runtime_at_least(const OrtApiBase* base, int minor):
-    """Whether the calling runtime is ORT >= 1.<minor> (its version string says)."""
-    try:
-        major, mnr = (<bytes>base.GetVersionString()).decode().split(".")[:2]
-        return (int(major), int(mnr.split("-")[0].split("+")[0])) >= (1, minor)
-    except ValueError:
-        return False
+cdef oc_glue_hooks _HOOKS
+_HOOKS.infer_shapes = infer_shapes_hook
+_HOOKS.check_attrs = check_attrs_hook
+oc_glue_set_hooks(&_HOOKS)
 
 
 cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
-    cdef const OrtApi* api = base.GetApi(ORTCUSTOM_ORT_API_VERSION)
-    cdef OrtCustomOpDomain* dom
-    cdef OrtStatus* st
-    cdef _Binding bnd
-    if api == NULL:  # an older runtime: any API table can still make the status
-        api = base.GetApi(1)
-        return status(api, ORT_FAIL,
-                      f"ortcustom needs ONNX Runtime >= 1.{ORTCUSTOM_ORT_API_VERSION}; this one is "
-                      f"{(<bytes>base.GetVersionString()).decode()}")
-    global g_api, g_api_optional
-    g_api = api
-    if g_api_optional == NULL and _runtime_at_least(base, ORTCUSTOM_ORT_API_OPTIONAL):
-        g_api_optional = base.GetApi(ORTCUSTOM_ORT_API_OPTIONAL)  # older ORT would print an error
-    try:
-        domains = getattr(_pending, "domains", None)
-        if domains is None:
-            if _registering:
-                return status(api, ORT_FAIL,
-                              "ortcustom: RegisterCustomOps was called on a thread other than the one "
-                              "registering domains (ortcustom.register); the domains were not handed "
-                              "over. Call register_custom_ops_library only through ortcustom.register")
-            # the path was given to ORT directly: the built-in ops, domain "ortcustom"
-            from .ops import ALL
-            domains = [("ortcustom", tuple(ALL))]
-        for name, ops in domains:
-            dom = <OrtCustomOpDomain*><size_t>_domains.get((name, ops), 0)
-            if dom == NULL:
-                # Never released: options and every session made from them refer to it. One per
-                # distinct domain content, shared by every SessionOptions it is added to.
-                st = api.CreateCustomOpDomain(name.encode(), &dom)
-                if st != NULL:
-                    return st
-                for bnd in _bindings_for(name, ops):
-                    st = api.CustomOpDomain_Add(dom, &bnd.b.op)
-                    if st != NULL:
-                        api.ReleaseCustomOpDomain(dom)  # no options refer to it yet
-                        return st
-                _domains[(name, ops)] = <size_t>dom
-            st = api.AddCustomOpDomain(options, dom)
-            if st != NULL:
-                return st
-        return NULL
-    except BaseException as e:
-        return status(api, ORT_FAIL, f"ortcustom: registering custom ops failed: {e!r}")
+    cdef const oc_domain_def* ptrs[64]
+    cdef DomainDef dd
+    cdef const OrtApi* api = base.GetApi(1)
+    domains = getattr(_pending, "domains", None)
+    if domains is None:
+        msg = ("ortcustom: this is ortcustom's Python module, which registers the domains handed to "
+               "ortcustom.register; give ONNX Runtime the plain library of ortcustom.get_library_path() "
+               "instead" if not _registering else
+               "ortcustom: RegisterCustomOps was called on a thread other than the one registering "
+               "domains (ortcustom.register); the domains were not handed over. Call "
+               "register_custom_ops_library only through ortcustom.register")
+        return api.CreateStatus(ORT_FAIL, msg.encode())
+    if len(domains) > 64:
+        return api.CreateStatus(ORT_FAIL, b"ortcustom: at most 64 domains at once")
+    for j, dd in enumerate(domains):
+        ptrs[j] = &dd.d
+    return oc_glue_register(options, base, ptrs, len(domains))
 
 
 def describe(domain):
-    """What ORT reads from each OrtCustomOp of `domain`, through the struct's own callbacks (for
-    tests and `python -m ortcustom info`): one dict per binding."""
-    cdef _Binding bnd
-    cdef const OrtCustomOp* op
-    cdef size_t i
+    """What ORT is given for each op of `domain` (for tests and `python -m ortcustom info`): one
+    dict per (op, type binding, provider), then the op's type guard."""
     out = []
-    for bnd in _bindings_for(domain.name, domain.ops):
-        op = &bnd.b.op
-        prov = op.GetExecutionProviderType(op)
-        out.append({
-            "name": op.GetName(op).decode(),
-            "version": op.version,
-            "provider": prov.decode() if prov != NULL else "CPUExecutionProvider",
-            "input_types": [name_of_enum(op.GetInputType(op, i)) if op.GetInputType(op, i) else "any"
-                            for i in range(op.GetInputTypeCount(op))],
-            "output_types": [name_of_enum(op.GetOutputType(op, i)) if op.GetOutputType(op, i) else "any"
-                             for i in range(op.GetOutputTypeCount(op))],
-            "input_memory": ["cpu" if op.GetInputMemoryType(op, i) == OrtMemTypeCPUInput else "default"
-                             for i in range(op.GetInputTypeCount(op))],
-            "input_kinds": [_KINDS[op.GetInputCharacteristic(op, i)] for i in range(op.GetInputTypeCount(op))],
-            "output_kinds": [_KINDS[op.GetOutputCharacteristic(op, i)] for i in range(op.GetOutputTypeCount(op))],
-            "since": op.GetStartVersion(op),
-            "until": op.GetEndVersion(op),
-            "type_guard": bool(bnd.b.guard),
-        })
+    cdef OpDef od
+    cdef int32_t j, r, width
+    for od in domain_def(domain.name, domain.ops).defs:
+        op, d = od.op, &od.d
+        width = d.n_inputs + d.n_outputs
+        for provider, kernel in (("CPUExecutionProvider", <size_t>d.cpu), (CUDA_PROVIDER, <size_t>d.cuda)):
+            if not kernel:
+                continue
+            for r in range(d.n_bindings):
+                out.append(_describe_one(od, provider, [d.bindings[r * width + j] for j in range(width)], False))
+        guard = [d.bindings[j] if all(d.bindings[r * width + j] == d.bindings[j] for r in range(d.n_bindings)) else 0
+                 for j in range(width)]
+        out.append(_describe_one(od, "CPUExecutionProvider", guard, True))
     return out
 
 
-_KINDS = {INPUT_OUTPUT_REQUIRED: "required", INPUT_OUTPUT_OPTIONAL: "optional", INPUT_OUTPUT_VARIADIC: "variadic"}
+cdef dict _describe_one(OpDef od, str provider, list row, bint guard):
+    d, op = &od.d, od.op
+    n_in = d.n_inputs
+    return {
+        "name": op.name,
+        "version": ORT_API_VERSION,
+        "provider": provider,
+        "input_types": [name_of_enum(t) if t else "any" for t in row[:n_in]],
+        "output_types": [name_of_enum(t) if t else "any" for t in row[n_in:]],
+        "input_memory": ["cpu" if d.inputs[j].cpu else "default" for j in range(n_in)],
+        "input_kinds": [_IO_KINDS[d.inputs[j].kind] for j in range(n_in)],
+        "output_kinds": [_IO_KINDS[d.outputs[j].kind] for j in range(d.n_outputs)],
+        "since": d.since,
+        "until": d.until,
+        "type_guard": guard,
+    }
+
+
+# ---- what a kernel says of itself (ortcustom.native finds kernels with it) --------------------
+
+cdef list _names(const char* const* p):
+    out = []
+    if p != NULL:
+        while p[len(out)] != NULL:
+            out.append(p[len(out)].decode("utf-8", "replace"))
+    return out
+
+
+def kernel_info(size_t address):
+    """The oc_kernel at `address` as a dict; only abi_version when it is not ours (the rest of
+    the layout may differ)."""
+    cdef const oc_kernel* kd = <const oc_kernel*>address
+    if kd.abi_version != OC_ABI_VERSION:
+        return {"abi_version": kd.abi_version}
+    outputs = _names(kd.outputs)
+    return {"abi_version": kd.abi_version, "device": "cuda" if kd.device == OC_CUDA else "cpu",
+            "name": kd.name.decode("utf-8", "replace") if kd.name != NULL else "",
+            "inputs": _names(kd.inputs), "outputs": outputs,
+            "inplace": [kd.inplace[j] if kd.inplace != NULL else -1 for j in range(len(outputs))],
+            "has_compute": kd.compute != NULL}

@@ -1,93 +1,107 @@
-# Native kernels called from Python, without ORT (ortcustom.kernels): the same oc_kernel, with host
-# functions that allocate outputs and scratch memory through the caller's array library
-# (ortcustom.kernels._Call, which takes the GIL for that only) and run tasks serially.
-from libc.stdint cimport int32_t, int64_t
+# Native kernels called from Python, without ORT (ortcustom.kernels, torch ops): the glue's direct
+# path, with outputs and device scratch from the caller's array library (ortcustom.kernels._Call,
+# with the GIL for that only). A kernel's create runs once per (op, device, types, attributes).
 from libc.stdlib cimport malloc, free
-from libc.string cimport strncpy
 
-from ortcustom._kernel cimport *
+cdef class DirectKernel:
+    cdef oc_direct_kernel* k
 
-cdef struct DirectRun:
-    oc_context c                   # first member: the host functions get their DirectRun back
-    PyObject* call                 # the ortcustom.kernels._Call of this call
-    int code
-    char msg[MSG_BYTES]
+    def __dealloc__(self):
+        oc_direct_destroy(self.k)
 
 
-cdef int direct_fail(oc_context* c, int code, const char* message) noexcept nogil:
-    cdef DirectRun* r = <DirectRun*>c
-    if r.code == OC_OK:
-        r.code = code if code != OC_OK else OC_FAIL
-        if message == NULL:
-            message = "(no message)"
-        strncpy(r.msg, message, MSG_BYTES - 1)
-        r.msg[MSG_BYTES - 1] = 0
-    return code
+cdef dict _direct_kernels = {}
+_direct_lock = threading.Lock()
+_ERRORS = {OC_INVALID_ARGUMENT: ValueError, OC_OUT_OF_MEMORY: MemoryError}
 
 
-cdef int direct_python_error(DirectRun* r, e) noexcept:
-    """A Python exception inside a host function: kept to be raised, and the kernel told."""
-    call = <object>r.call
-    if call.error is None:
-        call.error = e
-    return direct_fail(&r.c, OC_INVALID_ARGUMENT, str(e).encode("utf-8", "replace")[:MSG_BYTES - 1])
+cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attrs):
+    key = (od.address, device, row, attrs)
+    got = _direct_kernels.get(key)
+    if got is not None:
+        return got
+    cdef const oc_kernel* kd = od.d.cuda if device == OC_CUDA else od.d.cpu
+    cdef int32_t n = 0, j
+    cdef int code = OC_OK
+    cdef char* msg = NULL
+    cdef int32_t dtypes[256]
+    while kd.attrs != NULL and kd.attrs[n].name != NULL:
+        n += 1
+    cdef oc_attr* block = <oc_attr*>malloc(max(n, 1) * sizeof(oc_attr))
+    if block == NULL:
+        raise MemoryError()
+    cdef DirectKernel dk = DirectKernel()
+    keep = []
+    values = dict(attrs)
+    by_name = {a.name: a for a in od.op.attrs}
+    try:
+        for j in range(n):
+            name = kd.attrs[j].name.decode()
+            fill_attr(&block[j], kd.attrs[j].name, kd.attrs[j].kind, values[name], keep)
+        for j, t in enumerate(row[:256]):
+            dtypes[j] = t
+        dk.k = oc_direct_create(&od.d, kd, dtypes, block, n, &code, &msg)
+    finally:
+        free(block)
+    if dk.k == NULL:
+        text = msg.decode("utf-8", "replace") if msg != NULL else f"{od.op.name}: the kernel's create failed"
+        free(msg)
+        raise _ERRORS.get(code, RuntimeError)(text)
+    with _direct_lock:
+        if len(_direct_kernels) > 1024:  # bounded: many distinct attribute values in one process
+            _direct_kernels.clear()
+        _direct_kernels[key] = dk
+    return dk
 
 
-cdef int direct_output(oc_context* c, int32_t i, const int64_t* shape, int32_t rank, void** data) noexcept nogil:
-    cdef DirectRun* r = <DirectRun*>c
-    data[0] = NULL
-    with gil:
-        try:
-            data[0] = <void*><size_t>(<object>r.call).output(i, tuple([shape[j] for j in range(rank)]))
-            return OC_OK
-        except BaseException as e:
-            return direct_python_error(r, e)
+cdef int _direct_output(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data,
+                        char** message) noexcept with gil:
+    call = <object>self
+    try:
+        data[0] = <void*><size_t>call.output(i, tuple([shape[j] for j in range(rank)]))
+        return OC_OK
+    except BaseException as e:
+        data[0] = NULL
+        if call.error is None:
+            call.error = e
+        return _message(message, str(e), OC_INVALID_ARGUMENT)
 
 
-cdef int direct_scratch(oc_context* c, size_t nbytes, void** data) noexcept nogil:
-    cdef DirectRun* r = <DirectRun*>c
-    data[0] = NULL
-    with gil:
-        try:
-            data[0] = <void*><size_t>(<object>r.call).scratch(nbytes)
-            return OC_OK
-        except BaseException as e:
-            return direct_python_error(r, e)
+cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message) noexcept with gil:
+    call = <object>self
+    try:
+        data[0] = <void*><size_t>call.scratch(nbytes)
+        return OC_OK
+    except BaseException as e:
+        data[0] = NULL
+        if call.error is None:
+            call.error = e
+        return _message(message, str(e), OC_INVALID_ARGUMENT)
 
 
-cdef oc_host DIRECT_HOST
-DIRECT_HOST.abi_version = OC_ABI_VERSION
-DIRECT_HOST.output = direct_output
-DIRECT_HOST.parallel_for = serial_for
-DIRECT_HOST.scratch = direct_scratch
-DIRECT_HOST.fail = direct_fail
-
-
-def run_direct(size_t kernel, call, list inputs, dict attrs, int device, int device_id, size_t stream):
-    """Runs the oc_kernel at `kernel` once. `inputs`: per input (data pointer, shape, ONNX element
-    type, oc device, present); `call`: the ortcustom.kernels._Call (outputs, scratch, op name).
+def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,
+               int32_t device_id, size_t stream):
+    """Runs od's kernel for `device` once. `row`: the binding's element types (inputs, outputs);
+    `inputs`: per input (data pointer, shape, ONNX element type, oc device, present); `attrs`:
+    sorted (name, normalized value) pairs; `call`: the ortcustom.kernels._Call (outputs, scratch).
     Raises the error a host function raised, else ValueError (bad input), MemoryError or
     RuntimeError."""
-    cdef const oc_kernel* kd = <const oc_kernel*>kernel
-    cdef DirectRun r
-    cdef size_t n = len(inputs), i, j
-    cdef oc_tensor* ins = <oc_tensor*>malloc(max(n, 1) * sizeof(oc_tensor))
+    cdef DirectKernel dk = _direct_kernel(od, device, row, attrs)
+    cdef size_t n = len(inputs), i, j, total = 0
+    cdef oc_tensor* ins
     cdef int64_t* dims
-    cdef size_t total = 0
-    cdef int rc = OC_OK
-    cdef void* state = NULL
-    cdef oc_attr* a = NULL
-    cdef int32_t n_attrs = 0
+    cdef oc_direct_host host
+    cdef char* msg = NULL
+    cdef int rc
     for t in inputs:
         total += len(t[1])
+    ins = <oc_tensor*>malloc(max(n, 1) * sizeof(oc_tensor))
     dims = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
     if ins == NULL or dims == NULL:
         free(ins)
         free(dims)
         raise MemoryError()
-    name = call.op_name.encode()
     try:
-        a = make_attrs(kd, attrs, &n_attrs)
         total = 0
         for i in range(n):
             ptr, shape, dtype, dev, present = inputs[i]
@@ -102,35 +116,18 @@ def run_direct(size_t kernel, call, list inputs, dict attrs, int device, int dev
             ins[i].dtype = dtype
             ins[i].device = dev
             ins[i].present = present
-        r.c.host = &DIRECT_HOST
-        r.c.inputs = ins
-        r.c.n_inputs = <int32_t>n
-        r.c.n_outputs = call.n_outputs
-        r.c.attrs = a
-        r.c.n_attrs = n_attrs
-        r.c.device = device
-        r.c.device_id = device_id
-        r.c.stream = <void*>stream
-        r.c.state = NULL
-        r.c.op_name = name
-        r.call = <PyObject*>call
-        r.code = OC_OK
-        r.msg[0] = 0
+        host.self = <void*>call
+        host.output = _direct_output
+        host.scratch = _direct_scratch
         with nogil:
-            if kd.create != NULL:
-                rc = kd.create(&r.c, &state)
-            if rc == OC_OK and r.code == OC_OK:
-                r.c.state = state
-                rc = kd.compute(&r.c)
-                if kd.destroy != NULL:
-                    kd.destroy(state)
+            rc = oc_direct_run(dk.k, ins, <int32_t>n, device, device_id, <void*>stream, threads, &host, &msg)
     finally:
         free(ins)
         free(dims)
-        free(a)
     if call.error is not None:
+        free(msg)
         raise call.error
-    if rc != OC_OK or r.code != OC_OK:
-        msg = f"{call.op_name}: {r.msg.decode('utf-8', 'replace') or 'the kernel failed without saying why'}"
-        raise (ValueError if r.code == OC_INVALID_ARGUMENT else
-               MemoryError if r.code == OC_OUT_OF_MEMORY else RuntimeError)(msg)
+    if rc != OC_OK:
+        text = msg.decode("utf-8", "replace") if msg != NULL else f"{od.op.name}: the kernel failed"
+        free(msg)
+        raise _ERRORS.get(rc, RuntimeError)(text)

@@ -1,9 +1,13 @@
-# Cython view of ortcustom/kernel.h: the C ABI between the glue and native kernels.
+# Cython view of ortcustom/kernel.h and ortcustom/op_def.h (the kernel ABI and op declarations as
+# C data), and of the glue's front-end API (glue/glue.h).
 from libc.stdint cimport int32_t, int64_t, uint32_t
+
+from ortcustom._ort cimport OrtApi, OrtApiBase, OrtStatus, OrtSessionOptions, OrtShapeInferContext
 
 cdef extern from "ortcustom/kernel.h" nogil:
     enum:
         OC_ABI_VERSION
+        OC_MAX_RANK
         OC_OK
         OC_INVALID_ARGUMENT
         OC_FAIL
@@ -62,6 +66,8 @@ cdef extern from "ortcustom/kernel.h" nogil:
         void* stream
         void* state
         const char* op_name
+        const int32_t* dtypes
+        const void* host_data
 
     ctypedef int (*oc_compute_fn)(oc_context* ctx) noexcept nogil
     ctypedef int (*oc_create_fn)(oc_context* ctx, void** state) noexcept nogil
@@ -74,8 +80,79 @@ cdef extern from "ortcustom/kernel.h" nogil:
         const char* const* inputs
         const char* const* outputs
         const oc_attr_spec* attrs
-        const int32_t* dtypes
+        const int32_t* signatures
+        int32_t n_signatures
         const int32_t* inplace
         oc_create_fn create
         oc_destroy_fn destroy
         oc_compute_fn compute
+
+    int oc_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data)
+    int oc_fail(oc_context* ctx, int code, const char* message)
+
+
+cdef extern from "ortcustom/op_def.h" nogil:
+    enum:
+        OC_IO_REQUIRED
+        OC_IO_OPTIONAL
+        OC_IO_VARIADIC
+
+    ctypedef struct oc_io_def:
+        const char* name
+        int32_t kind
+        int32_t cpu
+        int32_t min_arity
+        int32_t homogeneous
+        int32_t shape_of
+
+    ctypedef struct oc_attr_def:
+        const char* name
+        int32_t kind
+        int32_t required
+        oc_attr value
+
+    ctypedef struct oc_op_def:
+        const char* name
+        int32_t since
+        int32_t until
+        int32_t n_inputs
+        int32_t n_outputs
+        int32_t n_attrs
+        int32_t n_bindings
+        const oc_io_def* inputs
+        const oc_io_def* outputs
+        const oc_attr_def* attrs
+        const int32_t* bindings
+        const char* accepted
+        const oc_kernel* cpu
+        const oc_kernel* cuda
+        int32_t host_shapes
+        int32_t host_checks
+        const void* host_data
+
+    ctypedef struct oc_domain_def:
+        const char* name
+        int32_t n_ops
+        const oc_op_def* const* ops
+
+
+cdef extern from "glue.h" nogil:
+    ctypedef struct oc_glue_hooks:
+        void (*infer_shapes)(const oc_op_def* op, const OrtApi* api, OrtShapeInferContext* ctx) noexcept
+        int (*check_attrs)(const oc_op_def* op, const oc_attr* attrs, char** message) noexcept
+    void oc_glue_set_hooks(const oc_glue_hooks* hooks)
+    OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
+                                const oc_domain_def* const* domains, int32_t n_domains)
+    int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel, char* message, size_t cap)
+
+    ctypedef struct oc_direct_host:
+        void* self
+        int (*output)(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data, char** message) noexcept
+        int (*scratch)(void* self, size_t bytes, void** data, char** message) noexcept
+    ctypedef struct oc_direct_kernel
+    oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
+                                       const oc_attr* attrs, int32_t n_attrs, int* code, char** message)
+    void oc_direct_destroy(oc_direct_kernel* k)
+    int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
+                      int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
+                      char** message)

@@ -22,9 +22,7 @@
 
 cimport numpy as cnp
 from cpython.object cimport PyObject_Call
-from cpython.ref cimport Py_INCREF
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memmove
 import inspect
@@ -55,13 +53,13 @@ cdef int typenum_of(int onnx_type) except -1:
     raise TypeError(f"Python kernels take no {name_of_enum(onnx_type)} tensors")
 
 
-cdef object view(Tensor* t, bint writeable):
+cdef object view(const oc_tensor* t, bint writeable):
     """A NumPy array viewing t's host memory (no copy)."""
-    cdef cnp.npy_intp dims[MAX_RANK]
-    cdef size_t i
+    cdef cnp.npy_intp dims[OC_MAX_RANK]
+    cdef int32_t i
     for i in range(t.rank):
         dims[i] = <cnp.npy_intp>t.shape[i]
-    arr = cnp.PyArray_SimpleNewFromData(<int>t.rank, dims, typenum_of(<int>t.type), t.data)
+    arr = cnp.PyArray_SimpleNewFromData(<int>t.rank, dims, typenum_of(<int>t.dtype), <void*>t.data)
     if not writeable:
         cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
     return arr
@@ -110,111 +108,137 @@ def python_plan(op):
     return _make_plan(op)
 
 
-cdef object python_state(op, dict attrs, dict types):
-    """What a Python kernel keeps: (op, attrs, output dtypes, plan)."""
-    from .types import numpy_dtype
-    out_dtypes = tuple(numpy_dtype(types.get(o.type, o.type)) for o in op.outputs)
-    return (op, attrs, out_dtypes, _make_plan(op))
-
-
-# ---- the run path ---------------------------------------------------------------------------
+# ---- Python kernels as kernels of the ABI: the glue runs them like any other ----------------
 
 class _KernelError(Exception):
     pass
 
 
-cdef OrtStatus* python_compute(const Kernel* k, OrtKernelContext* ctx) noexcept nogil:
-    cdef Tensor stack_in[STACK_INPUTS]
-    cdef Tensor* ins = stack_in
-    cdef size_t n_in = 0, n_out = 0, i
-    cdef void* stream = NULL
-    cdef OrtStatus* st = k.api.KernelContext_GetInputCount(ctx, &n_in)
-    if st == NULL:
-        st = k.api.KernelContext_GetOutputCount(ctx, &n_out)
-    if st == NULL and k.b.provider != NULL:
-        st = k.api.KernelContext_GetGPUComputeStream(ctx, &stream)
-    if st != NULL:
-        return st
-    if n_in > STACK_INPUTS:
-        ins = <Tensor*>malloc(n_in * sizeof(Tensor))
-        if ins == NULL:
-            return op_error(k, "out of memory")
-    for i in range(n_in):
-        st = get_input(k, ctx, i, &ins[i])
-        if st != NULL:
-            break
-    if st == NULL:
+cdef oc_kernel python_kernel(int32_t device) noexcept:
+    cdef oc_kernel k
+    memset(&k, 0, sizeof(k))
+    k.abi_version = OC_ABI_VERSION
+    k.device = device
+    k.create = py_create
+    k.destroy = py_destroy
+    k.compute = py_compute
+    return k
+
+
+cdef int py_create(oc_context* ctx, void** state) noexcept nogil:
+    with gil:
+        try:
+            op = (<OpDef>ctx.host_data).op
+            n_in = len(op.inputs)
+            out_dtypes = tuple([np.dtype(cnp.PyArray_DescrFromType(typenum_of(ctx.dtypes[n_in + j])))
+                                for j in range(len(op.outputs))])
+            st = (op, attrs_to_dict(op, ctx.attrs), out_dtypes, _make_plan(op))
+            Py_INCREF(st)
+            state[0] = <PyObject*>st
+            return OC_OK
+        except BaseException as e:
+            return _fail(ctx, OC_FAIL, f"the Python kernel could not be set up: {e!r}")
+
+
+cdef void py_destroy(void* state) noexcept nogil:
+    # Dropped with the GIL, unless the interpreter is going away (then it is left to the process's
+    # end: taking the GIL there would hang or crash).
+    if Py_IsInitialized() and not oc_py_finalizing():
         with gil:
-            st = _call_python(k, ctx, ins, n_in, n_out, stream)
-    if ins != stack_in:
-        free(ins)
-    return st
+            Py_DECREF(<object>state)
 
 
-cdef OrtStatus* _call_python(const Kernel* k, OrtKernelContext* ctx, Tensor* ins, size_t n_in,
-                             size_t n_out, void* stream) noexcept:
-    try:
-        if k.b.provider != NULL:
-            cp = cupy_module()
-            with cp.cuda.ExternalStream(<size_t>stream):
-                return _run(k, ctx, ins, n_in, n_out, True)
-        return _run(k, ctx, ins, n_in, n_out, False)
-    except _KernelError as e:
-        return status(k.api, ORT_INVALID_ARGUMENT, f"{k.b.name.decode()} (node '{k.node.decode()}'): {e}")
-    except BaseException as e:
-        frames = traceback.extract_tb(e.__traceback__)
-        tb = "".join(traceback.format_list(frames[max(0, len(frames) - TRACEBACK_FRAMES):])).rstrip()
-        return status(k.api, ORT_FAIL, f"{k.b.name.decode()} (node '{k.node.decode()}'): the Python kernel "
-                                       f"raised {type(e).__name__}: {e}\nTraceback (last frames):\n{tb}")
+cdef int py_compute(oc_context* ctx) noexcept nogil:
+    with gil:
+        try:
+            if ctx.device == OC_CUDA:
+                cp = cupy_module()
+                with cp.cuda.ExternalStream(<size_t>ctx.stream):
+                    _run(ctx, True)
+            else:
+                _run(ctx, False)
+            return OC_OK
+        except _KernelError as e:
+            return _fail(ctx, OC_INVALID_ARGUMENT, str(e))
+        except _OutputFailed:
+            return OC_FAIL  # the glue has the message
+        except BaseException as e:
+            frames = traceback.extract_tb(e.__traceback__)
+            tb = "".join(traceback.format_list(frames[max(0, len(frames) - TRACEBACK_FRAMES):])).rstrip()
+            return _fail(ctx, OC_FAIL, f"the Python kernel raised {type(e).__name__}: {e}\nTraceback (last frames):\n{tb}")
 
 
-cdef OrtStatus* _run(const Kernel* k, OrtKernelContext* ctx, Tensor* ins, size_t n_in, size_t n_out,
-                     bint cuda) except? NULL:
-    cdef size_t i
-    cdef Tensor o
-    cdef OrtStatus* st
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030D0000
+    #define oc_py_finalizing() Py_IsFinalizing()
+    #else
+    #define oc_py_finalizing() _Py_IsFinalizing()
+    #endif
+    """
+    int Py_IsInitialized() nogil
+    int oc_py_finalizing() nogil
+
+
+class _OutputFailed(Exception):
+    pass
+
+
+cdef int _fail(oc_context* ctx, int code, str msg) noexcept:
+    b = msg.encode("utf-8", "replace")
+    return oc_fail(ctx, code, b)
+
+
+cdef void* _output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank) except? NULL:
+    cdef void* data = NULL
+    if oc_output(ctx, i, shape, rank, &data) != OC_OK:
+        raise _OutputFailed()
+    return data
+
+
+cdef int _run(oc_context* ctx, bint cuda) except -1:
+    cdef int32_t i, n_in = ctx.n_inputs, n_out = ctx.n_outputs
+    cdef const oc_tensor* ins = ctx.inputs
+    cdef oc_tensor o
     cdef _PyPlan plan
-    state = <tuple>k.py
+    state = <tuple>ctx.state
     op = state[0]
     attrs = <dict>state[1]
+    out_dtypes = state[2]
     plan = <_PyPlan>state[3]
+    n_decl = len(op.outputs)
     args = PyTuple_New(n_in)
     for i in range(n_in):
-        a = _input(k, &ins[i], i, cuda) if ins[i].present else None
+        a = (cupy_view(&ins[i]) if cuda and ins[i].device == OC_CUDA else view(&ins[i], False)) if ins[i].present else None
         Py_INCREF(a)
         PyTuple_SET_ITEM(args, i, a)
 
     if plan.wants_out:
-        ready = plan.can_prealloc and n_out <= len(plan.out_src)
+        ready = plan.can_prealloc
         if ready:
-            for i in range(n_out):
-                if not ins[<size_t>plan.out_src[i]].present:
+            for i in range(n_decl):
+                if not ins[<int32_t>plan.out_src[i]].present:
                     ready = False
                     break
         if ready:
-            outs = PyTuple_New(n_out)
-            for i in range(n_out):
-                st = get_output(k, ctx, i, ins[<size_t>plan.out_src[i]].shape,
-                                ins[<size_t>plan.out_src[i]].rank, &o.data)
-                if st != NULL:
-                    return st
-                if o.data == NULL and ins[<size_t>plan.out_src[i]].size != 0:
+            outs = PyTuple_New(n_decl)
+            for i in range(n_decl):
+                src = &ins[<int32_t>plan.out_src[i]]
+                o = src[0]
+                o.data = _output(ctx, i, src.shape, src.rank)
+                o.dtype = ctx.dtypes[len(op.inputs) + i]
+                if o.data == NULL and src.size != 0:
                     a = None  # an optional output the node does not use
                 else:
-                    o.rank = ins[<size_t>plan.out_src[i]].rank
-                    memcpy(o.shape, ins[<size_t>plan.out_src[i]].shape, o.rank * sizeof(int64_t))
-                    o.size = ins[<size_t>plan.out_src[i]].size
-                    o.type = k.b.out_types[i]
-                    o.present = True
-                    a = _output_view(&o, cuda)
+                    a = cupy_view(&o) if cuda else view(&o, True)
                 Py_INCREF(a)
                 PyTuple_SET_ITEM(outs, i, a)
             kw = dict(attrs)
             kw["out"] = outs
             results = PyObject_Call(plan.fn, args, kw)
             if results is not None:
-                _fill_given(k, op, state[2], outs, results, n_out, cuda)
-            return NULL
+                _fill_given(op, out_dtypes, outs, results, n_decl, cuda)
+            return 0
         if plan.out_required:
             raise _KernelError(f"the Python kernel requires out=, but the outputs cannot be allocated "
                                f"before the call: {plan.why or 'an input they take their shape from is absent'}")
@@ -222,33 +246,19 @@ cdef OrtStatus* _run(const Kernel* k, OrtKernelContext* ctx, Tensor* ins, size_t
     results = PyObject_Call(plan.fn, args, attrs) if attrs else plan.fn(*args)
     if not isinstance(results, tuple):
         results = (results,)
-    n_decl = len(op.outputs)
-    bad = len(results) < n_out
-    for i in range(n_out, len(results)):  # extras: only for optional outputs the node does not use
-        bad = bad or i >= <size_t>n_decl or not op.outputs[i].optional
-    if bad:
+    if len(results) > n_out and not all(r is None for r in results[n_out:]):
         raise _KernelError(f"the Python kernel returned {len(results)} outputs; the node has {n_out}")
-    for i in range(n_out):
-        last = min(i, len(op.outputs) - 1)  # extra outputs belong to a variadic last one
+    for i in range(min(n_out, len(results))):
+        last = min(i, n_decl - 1)  # extra outputs belong to a variadic last one
         r = results[i]
         if r is None:
             if op.outputs[last].optional:
                 continue
             raise _KernelError(f"the Python kernel returned None for required output {op.outputs[last].name}")
-        st = _copy_result(k, ctx, i, r, op.outputs[last].name, state[2][last], k.b.out_types[last], cuda)
-        if st != NULL:
-            return st
-    return NULL
-
-
-cdef object _input(const Kernel* k, Tensor* t, size_t i, bint cuda):
-    if cuda and k.b.in_mem[min(i, k.b.n_in - 1)] != OrtMemTypeCPUInput:
-        return cupy_view(t)
-    return view(t, False)
-
-
-cdef object _output_view(Tensor* t, bint cuda):
-    return cupy_view(t) if cuda else view(t, True)
+        _copy_result(ctx, i, r, op.outputs[last].name, out_dtypes[last], ctx.dtypes[len(op.inputs) + last], cuda)
+    if len(results) < n_out and not all(o.optional for o in op.outputs[len(results):]):
+        raise _KernelError(f"the Python kernel returned {len(results)} outputs; the node has {n_out}")
+    return 0
 
 
 cdef object _checked(object r, str name, object want, int onnx_type, bint cuda):
@@ -266,40 +276,37 @@ cdef object _checked(object r, str name, object want, int onnx_type, bint cuda):
         pass
     elif arr.dtype != want:
         raise _KernelError(f"output {name} has dtype {arr.dtype}; the op declares {want}")
-    if arr.ndim > MAX_RANK:
-        raise _KernelError(f"output {name} has rank {arr.ndim}; at most {MAX_RANK}")
+    if arr.ndim > OC_MAX_RANK:
+        raise _KernelError(f"output {name} has rank {arr.ndim}; at most {OC_MAX_RANK}")
     return arr
 
 
-cdef OrtStatus* _copy_result(const Kernel* k, OrtKernelContext* ctx, size_t i, object r, str name,
-                             object want, ONNXTensorElementDataType onnx_type, bint cuda) except? NULL:
+cdef int _copy_result(oc_context* ctx, int32_t i, object r, str name, object want, int onnx_type,
+                      bint cuda) except -1:
     """Allocates output i with r's shape and copies r into it."""
-    cdef Tensor t
-    cdef size_t j
-    arr = _checked(r, name, want, <int>onnx_type, cuda)
-    t.rank = arr.ndim
+    cdef oc_tensor t
+    cdef int64_t dims[OC_MAX_RANK]
+    cdef int32_t j
+    arr = _checked(r, name, want, onnx_type, cuda)
     shape = arr.shape
-    for j in range(t.rank):
-        t.shape[j] = shape[j]
-    st = get_output(k, ctx, i, t.shape, t.rank, &t.data)
-    if st != NULL or t.data == NULL or arr.size == 0:
-        return st
-    t.type = onnx_type
-    t.size = arr.size
-    t.present = True
-    _copy_into(&t, arr, cuda)
-    return NULL
-
-
-cdef int _copy_into(Tensor* t, object arr, bint cuda) except -1:
-    """arr (checked: t's shape and element type) into t's buffer."""
-    if cuda:
-        cupy_view(t)[...] = arr  # on the current stream: ORT's
+    for j in range(arr.ndim):
+        dims[j] = shape[j]
+    memset(&t, 0, sizeof(t))
+    t.rank = arr.ndim
+    t.shape = dims
+    t.data = _output(ctx, i, dims, t.rank)
+    if t.data == NULL or arr.size == 0:
         return 0
-    return _copy_host(t.data, <cnp.ndarray>arr, t, None)
+    t.dtype = onnx_type
+    t.size = arr.size
+    t.present = 1
+    if cuda:
+        cupy_view(&t)[...] = arr  # on the current stream: ORT's
+        return 0
+    return _copy_host(<void*>t.data, <cnp.ndarray>arr, &t, None)
 
 
-cdef int _copy_host(void* data, cnp.ndarray src, Tensor* t, object dst) except -1:
+cdef int _copy_host(void* data, cnp.ndarray src, const oc_tensor* t, object dst) except -1:
     """src into the C-contiguous host buffer `data` of src's shape and element type, which is the
     array `dst` or, when dst is None, the tensor t. One memmove when src is C-contiguous in native
     byte order; otherwise NumPy copies it element by element (any strides, byte order, overlap)."""
@@ -321,8 +328,7 @@ cdef int _copy_host(void* data, cnp.ndarray src, Tensor* t, object dst) except -
     return 0
 
 
-cdef int _fill_given(const Kernel* k, op, tuple out_dtypes, tuple outs, results, size_t n_out,
-                     bint cuda) except -1:
+cdef int _fill_given(op, tuple out_dtypes, tuple outs, results, size_t n_out, bint cuda) except -1:
     """out= path, the function returned something: the out views themselves, or arrays to copy."""
     cdef size_t i
     if not isinstance(results, tuple):
@@ -333,18 +339,21 @@ cdef int _fill_given(const Kernel* k, op, tuple out_dtypes, tuple outs, results,
         r, dst = results[i], outs[i]
         if r is None or r is dst or dst is None:
             continue
-        arr = _checked(r, op.outputs[i].name, out_dtypes[i], <int>k.b.out_types[i], cuda)
+        arr = _checked(r, op.outputs[i].name, out_dtypes[i], _ENUM_OF_DTYPE[out_dtypes[i]], cuda)
         if arr.shape != dst.shape:
             raise _KernelError(f"output {op.outputs[i].name} has shape {arr.shape}; with out= it must have "
                                f"the shape of {op.outputs[i].shape}: {dst.shape}")
         if cuda:
             dst[...] = arr
-        else:  # dst is the view of ORT's buffer (there is no Tensor for it here)
+        else:  # dst is the view of ORT's buffer
             _copy_host(cnp.PyArray_DATA(<cnp.ndarray>dst), <cnp.ndarray>arr, NULL, dst)
     return 0
 
 
-# ---- CuPy: ORT's device memory as CuPy arrays -------------------------------------------------
+_ENUM_OF_DTYPE = {dt: enum for _, (enum, dt) in _ELEMENT_TYPES.items() if dt is not None}
+
+
+# ---- CuPy: device memory as CuPy arrays --------------------------------------------------------
 
 cdef object _cupy = None
 
@@ -357,10 +366,10 @@ cdef object cupy_module():
     return _cupy
 
 
-cdef object cupy_view(Tensor* t):
-    """A CuPy array viewing t's device memory (no copy; valid while ORT holds the tensor)."""
+cdef object cupy_view(const oc_tensor* t):
+    """A CuPy array viewing t's device memory (no copy; valid while its owner holds it)."""
     cp = cupy_module()
-    dtype = cnp.PyArray_DescrFromType(typenum_of(<int>t.type))
+    dtype = cnp.PyArray_DescrFromType(typenum_of(<int>t.dtype))
     shape = tuple([t.shape[i] for i in range(t.rank)])
     if t.data == NULL or t.size == 0:
         return cp.empty(shape, dtype)
@@ -370,14 +379,17 @@ cdef object cupy_view(Tensor* t):
 
 def _cupy_view_of(size_t ptr, shape, dtype):
     """For tests: a CuPy view of device memory at `ptr`, made the way the kernel path makes them."""
-    cdef Tensor t
-    cdef size_t i
+    cdef oc_tensor t
+    cdef int64_t dims[OC_MAX_RANK]
+    cdef int32_t i
     dt = np.dtype(dtype)
+    memset(&t, 0, sizeof(t))
     t.data = <void*>ptr
     t.rank = len(shape)
+    t.shape = dims
     t.size = 1
     for i in range(t.rank):
-        t.shape[i] = shape[i]
+        dims[i] = shape[i]
         t.size *= shape[i]
-    t.type = <ONNXTensorElementDataType><int>onnx_enum(_name_of_dtype(dt))
+    t.dtype = onnx_enum(_name_of_dtype(dt))
     return cupy_view(&t)

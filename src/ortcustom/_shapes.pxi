@@ -1,22 +1,34 @@
-# Output types and shapes at session creation (InferOutputShapeFn), from the op's declaration.
+# Output types and shapes at session creation for ops with Python shape rules (Output(shape=f));
+# the glue infers shape="X" outputs itself.
 from libc.stdint cimport int64_t
+import itertools
+
+cdef object _unknown_dims = itertools.count(1)
+
+
+cdef bint _ok(const OrtApi* api, OrtStatus* st) noexcept:
+    if st == NULL:
+        return True
+    api.ReleaseStatus(st)
+    return False
+
 
 cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i):
     """(element type, dims) of input i; dims None when unknown. The info belongs to the context."""
     cdef OrtTensorTypeAndShapeInfo* info = NULL
     cdef ONNXTensorElementDataType t
     cdef size_t n = 0, j
-    cdef int64_t dims[MAX_RANK]
-    cdef const char* names[MAX_RANK]
-    if not ok(api, api.ShapeInferContext_GetInputTypeShape(ctx, i, &info)) or info == NULL:
+    cdef int64_t dims[OC_MAX_RANK]
+    cdef const char* names[OC_MAX_RANK]
+    if not _ok(api, api.ShapeInferContext_GetInputTypeShape(ctx, i, &info)) or info == NULL:
         return None, None
-    if not ok(api, api.GetTensorElementType(info, &t)) or not ok(api, api.GetDimensionsCount(info, &n)):
+    if not _ok(api, api.GetTensorElementType(info, &t)) or not _ok(api, api.GetDimensionsCount(info, &n)):
         return None, None
     # ORT reports an input of unknown shape as rank 0: a rank-0 input is taken as unknown, so that
     # no wrong shape is ever declared (a missing shape is harmless, a wrong one is not).
-    if n == 0 or n > MAX_RANK:
+    if n == 0 or n > OC_MAX_RANK:
         return <int>t, None
-    if not ok(api, api.GetDimensions(info, dims, n)) or not ok(api, api.GetSymbolicDimensions(info, names, n)):
+    if not _ok(api, api.GetDimensions(info, dims, n)) or not _ok(api, api.GetSymbolicDimensions(info, names, n)):
         return <int>t, None
     out = []
     for j in range(n):
@@ -29,53 +41,80 @@ cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i)
     return <int>t, tuple(out)
 
 
-cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
-    """The int and float attributes a shape rule may need, with defaults (None: required, absent)."""
-    cdef const OrtOpAttr* a = NULL
-    cdef size_t n = 0
+cdef object _read_attr(const OrtApi* api, const OrtOpAttr* a, str kind):
+    """An attribute of the node, read as its declared kind (None: it is of another kind)."""
     cdef int64_t i
     cdef float f
+    cdef size_t n = 0
+    if kind == "int":
+        return i if _ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_INT, &i, sizeof(i), &n)) else None
+    if kind == "float":
+        return f if _ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_FLOAT, &f, sizeof(f), &n)) else None
+    code = {"string": ORT_OP_ATTR_STRING, "ints": ORT_OP_ATTR_INTS, "floats": ORT_OP_ATTR_FLOATS}[kind]
+    _ok(api, api.ReadOpAttr(a, code, NULL, 0, &n))  # the size; fails by design
+    buf = bytearray(max(n, 1))
+    cdef char* p = buf
+    if not _ok(api, api.ReadOpAttr(a, code, p, n, &n)):
+        return None
+    if kind == "string":
+        return bytes(buf[:n]).decode("utf-8", "replace")
+    return tuple(array.array("q" if kind == "ints" else "f", bytes(buf[:n])))
+
+
+cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
+    """The node's attributes for a shape rule, with the declared defaults (None: required, absent)."""
+    from .registry import normalize
+    cdef const OrtOpAttr* a = NULL
     out = {}
     for decl in op.attrs:
         value = None if decl.required else decl.default
-        if ok(api, api.ShapeInferContext_GetAttribute(ctx, decl.name.encode(), &a)) and a != NULL:
-            if decl.kind == "int" and ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_INT, &i, sizeof(i), &n)):
-                value = i
-            elif decl.kind == "float" and ok(api, api.ReadOpAttr(a, ORT_OP_ATTR_FLOAT, &f, sizeof(f), &n)):
-                value = f
-        out[decl.name] = value
+        if _ok(api, api.ShapeInferContext_GetAttribute(ctx, decl.name.encode(), &a)) and a != NULL:
+            got = _read_attr(api, a, decl.kind)
+            if got is not None:
+                value = got
+        out[decl.name] = normalize(decl, value) if value is not None else None
     return out
 
 
-cdef void infer_shapes(op, OrtShapeInferContext* ctx) except *:
+cdef void infer_shapes_hook(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx) noexcept with gil:
+    # ORT ignores (and leaks) a status from shape inference: when the declaration cannot say, an
+    # output's shape is left unknown.
+    try:
+        _infer(d, api, ctx)
+    except BaseException:
+        pass
+
+
+cdef int _infer(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx) except -1:
     from .inference import infer_outputs
-    cdef const OrtApi* api = g_api
     cdef size_t n_in = 0, i, j
     cdef OrtTensorTypeAndShapeInfo* info
-    cdef int64_t dims[MAX_RANK]
-    cdef const char* names[MAX_RANK]
-    if api == NULL or not ok(api, api.ShapeInferContext_GetInputCount(ctx, &n_in)):
-        return
+    cdef int64_t dims[OC_MAX_RANK]
+    cdef const char* names[OC_MAX_RANK]
+    op = (<OpDef>d.host_data).op
+    if not _ok(api, api.ShapeInferContext_GetInputCount(ctx, &n_in)):
+        return 0
     ins = [_input_shape(api, ctx, i) for i in range(n_in)]
     outs = infer_outputs(op, [t for t, _ in ins], [s for _, s in ins], lambda: _shape_attrs(api, ctx, op))
     for i, (elem, shape) in enumerate(outs):
-        if op.outputs[i].variadic or elem is None or shape is None or len(shape) > MAX_RANK:
+        if op.outputs[i].variadic or elem is None or shape is None or len(shape) > OC_MAX_RANK:
             continue  # the type alone is set by ORT from the matching binding
         keep = []
-        for j, d in enumerate(shape):
-            if isinstance(d, int):
-                dims[j] = d
+        for j, dim in enumerate(shape):
+            if isinstance(dim, int):
+                dims[j] = dim
                 names[j] = b""
-            else:  # a symbol; an unknown dim needs a name of its own, or ORT writes it as -1
-                s = (d if d is not None else f"{op.name}_{op.outputs[i].name}_{j}").encode()
+            else:  # a symbol; an unknown dim gets a name of its own (ORT takes equal names as equal sizes)
+                s = (dim if dim is not None else f"ortcustom_py_unk_{next(_unknown_dims)}").encode()
                 keep.append(s)
                 dims[j] = -1
                 names[j] = s
         info = NULL
-        if not ok(api, api.CreateTensorTypeAndShapeInfo(&info)):
-            return
-        if (ok(api, api.SetTensorElementType(info, <ONNXTensorElementDataType><int>elem)) and
-                ok(api, api.SetDimensions(info, dims, len(shape))) and
-                ok(api, api.SetSymbolicDimensions(info, names, len(shape)))):
-            release(api, api.ShapeInferContext_SetOutputTypeShape(ctx, i, info))
+        if not _ok(api, api.CreateTensorTypeAndShapeInfo(&info)):
+            return 0
+        if (_ok(api, api.SetTensorElementType(info, <ONNXTensorElementDataType><int>elem)) and
+                _ok(api, api.SetDimensions(info, dims, len(shape))) and
+                _ok(api, api.SetSymbolicDimensions(info, names, len(shape)))):
+            _ok(api, api.ShapeInferContext_SetOutputTypeShape(ctx, i, info))
         api.ReleaseTensorTypeAndShapeInfo(info)
+    return 0

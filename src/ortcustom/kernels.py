@@ -17,11 +17,13 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
+import weakref
 
 import numpy as np
 
-from . import _customop
-from .registry import Op, coerce_attr
+from . import _customop, native
+from .registry import Op, normalize
 from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {dt: name for name, (_, dt) in ELEMENT_TYPES.items() if dt is not None}
@@ -223,18 +225,43 @@ class _Plan:
         self.by_keyword = {d.name: i for i, d in enumerate(self.decls) if d.name not in self.attrs}
         self.defaults = {a.name: _checked_attr(op, a, a.default) for a in op.attrs if not a.required}
         self.inplace = {_CPU: _inplace(op.kernel.cpu), _CUDA: _inplace(op.kernel.cuda)}
+        self.op_def = native.op_def(op)
 
 
 def _inplace(addr):
     return _customop.kernel_info(addr)["inplace"] if addr else None
 
 
+_plans: "weakref.WeakKeyDictionary[Op, _Plan]" = weakref.WeakKeyDictionary()
+
+
 def _plan(op: Op) -> _Plan:
-    p = op.__dict__.get("_direct_plan")
+    p = _plans.get(op)
     if p is None:
-        p = _Plan(op)
-        object.__setattr__(op, "_direct_plan", p)
+        p = _plans[op] = _Plan(op)
     return p
+
+
+_threads = None
+
+
+def threads() -> int:
+    """Threads a direct call's kernel runs its tasks on: set_threads(n), else torch's count when
+    torch is imported (a torch op uses the cores torch does), else the machine's cores."""
+    if _threads is not None:
+        return _threads
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        return torch.get_num_threads()
+    return os.cpu_count() or 1
+
+
+def set_threads(n: int | None) -> None:
+    """Threads for direct calls (None: the default of threads())."""
+    global _threads
+    if n is not None and (not isinstance(n, int) or n < 1):
+        raise ValueError(f"threads must be an int >= 1 or None, got {n!r}")
+    _threads = n
 
 
 def call(op: Op, *inputs, out=None, stream=None, **attrs):
@@ -301,20 +328,19 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
-    _customop.run_direct(addr, c, desc, values, device, device_id, s)
+    row = tuple(onnx_enum(binding.get(d.type, d.type) if d.type in op.types else d.type) for d in decls) + tuple(
+        onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
+    _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
+                         threads() if device == _CPU else 1, device_id, s)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
 
 
 def _checked_attr(op: Op, a, value):
     try:
-        v = coerce_attr(a, value)
+        v = normalize(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
-    if a.kind == "float":  # ONNX float attributes are float32: what a session's kernel gets
-        v = float(np.float32(v))
-    elif a.kind == "floats":
-        v = tuple(float(f) for f in np.asarray(v, np.float32))
     if a.check is not None:
         try:
             a.check(v)
@@ -325,16 +351,12 @@ def _checked_attr(op: Op, a, value):
 
 def builtin_cuda() -> bool:
     """Whether ortcustom's own kernels were built with CUDA."""
-    from . import _kernels
-
-    return bool(_kernels.cuda_built())
+    return bool(native.builtin_info("cuda_built"))
 
 
 def no_cuda_reason(kernel) -> str:
     """Why a kernel has no CUDA entry, for messages."""
-    from . import _kernels
-
-    if kernel is None or os.path.realpath(kernel.library) == os.path.realpath(_kernels.__file__):
+    if kernel is None or os.path.realpath(kernel.library) == os.path.realpath(native.builtin_library_path()):
         return "this ortcustom was built without CUDA kernels" if not builtin_cuda() else "no CUDA kernel"
     return f"{kernel.library} was built without a CUDA kernel for it"
 

@@ -13,11 +13,11 @@ import importlib.machinery
 import importlib.util
 import os
 import threading
+import weakref
 from dataclasses import dataclass
 
-BUILTIN_LIBRARY = "ortcustom._kernels"
+BUILTIN_LIBRARY = "ortcustom._kernels"  # a plain library: ortcustom/_kernels.so
 SYMBOL_PREFIX = "ortcustom_kernel_"
-_KINDS = ("int", "float", "string", "ints", "floats")
 
 
 @dataclass(frozen=True)
@@ -153,44 +153,67 @@ def _find(lib: KernelLibrary, name: str) -> NativeKernel:
     if not any(addrs.values()):
         raise LookupError(f"no native kernel {name!r} in {lib.path} (no symbol {SYMBOL_PREFIX}{name}_cpu "
                           f"or {SYMBOL_PREFIX}{name}_cuda)")
-    if addrs["cpu"] and addrs["cuda"]:
-        a, b = infos["cpu"], infos["cuda"]
-        for field in ("inputs", "outputs", "attrs"):
-            if a[field] != b[field]:
-                raise ValueError(f"kernel {name!r} in {lib.path}: its CPU and CUDA entries declare different "
-                                 f"{field}: {a[field]} and {b[field]}")
     return NativeKernel(name, lib.path, addrs["cpu"], addrs["cuda"], infos.get("cpu") or infos["cuda"])
 
 
-def check(op, k: NativeKernel) -> None:
-    """Raises ValueError, naming the op and the kernel, where kernel and declaration disagree."""
-    from .types import name_of_enum
+# Declarations are pure data: an op's kernel is found (its library loaded) and checked against the
+# declaration when it is first used (a session, a direct call, a torch op), once per op.
+_bound: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
-    info = k.info
-    where = f"op {op.name!r}: native kernel {k.name!r} ({k.library})"
-    want_in, want_out = [i.name for i in op.inputs], [o.name for o in op.outputs]
-    if info["inputs"] != want_in:
-        raise ValueError(f"{where} takes inputs {info['inputs']}; the op declares {want_in}")
-    if info["outputs"] != want_out:
-        raise ValueError(f"{where} has outputs {info['outputs']}; the op declares {want_out}")
-    have = dict(info["attrs"])
-    if len(have) != len(info["attrs"]):
-        raise ValueError(f"{where} names an attribute twice: {info['attrs']}")
-    want = {a.name: a.kind for a in op.attrs}
-    for n, kind in have.items():
-        if n not in want:
-            raise ValueError(f"{where} reads attribute {n!r} ({kind}), which the op does not declare")
-        if want[n] != kind:
-            raise ValueError(f"{where} reads attribute {n!r} as {kind}; the op declares it {want[n]}")
-    missing = sorted(set(want) - set(have))
-    if missing:
-        raise ValueError(f"{where} does not read the declared attributes {missing}: declare in the kernel "
-                         f"every attribute the op has")
-    first = op.inputs[0].type if op.inputs else None
-    if first is not None and info["dtypes"]:
-        declared = op.types.get(first, (first,))
-        taken = {name_of_enum(t) for t in info["dtypes"]}
-        extra = [t for t in declared if t not in taken]
-        if extra:
-            raise ValueError(f"{where} takes {sorted(taken)} for input {op.inputs[0].name!r}; the op declares "
-                             f"{list(declared)}: no kernel for {extra}")
+
+def bind(op) -> NativeKernel | None:
+    """The op's native kernel, found and checked (None for a Python op); ValueError (naming op and
+    kernel) where they disagree, ImportError/LookupError where it cannot be found."""
+    return _bound_def(op)[0]
+
+
+def op_def(op):
+    """The glue's oc_op_def of `op` (ortcustom._customop.OpDef), with its kernel bound."""
+    return _bound_def(op)[1]
+
+
+def _bound_def(op):
+    got = _bound.get(op)
+    if got is not None:
+        return got
+    from . import _customop
+
+    kernel = None
+    if op.native is not None:
+        try:
+            kernel = resolve(op.native)
+        except (LookupError, ImportError, OSError, TypeError) as e:
+            raise type(e)(f"op {op.name!r}: {e}") from None
+    d = _customop.OpDef(op, kernel)
+    if kernel is not None:
+        for addr in (kernel.cpu, kernel.cuda):
+            why = _customop.check_kernel(d, addr) if addr else None
+            if why:
+                raise ValueError(f"op {op.name!r}: {why} ({kernel.library})")
+    with _lock:
+        got = _bound.setdefault(op, (kernel, d))
+    return got
+
+
+def builtin_library_path() -> str:
+    """ortcustom's own plain library (kernels, glue, table of the built-in ops)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.so")
+
+
+def builtin_info(what: str):
+    """ortcustom_info_<what>() of the built-in library: cpu_isa (str), cuda_built, cuda_device_count."""
+    fn = getattr(load_kernels(builtin_library_path())._handle, "ortcustom_info_" + what)
+    if what == "cpu_isa":
+        fn.restype = ctypes.c_char_p
+        return fn().decode()
+    fn.restype = ctypes.c_int
+    return fn()
+
+
+def check_library(path: str, domain) -> None:
+    """Raises ValueError when the library at `path` is not a plain custom-op library (built by
+    ortcustom's library-source step) that can register `domain`."""
+    lib = load_kernels(path)
+    if not hasattr(lib._handle, "RegisterCustomOps"):
+        raise ValueError(f"{path} has no RegisterCustomOps: it was not built as a plain custom-op library "
+                         f"(rebuild the package against this ortcustom; see README, Deploy without Python)")

@@ -11,6 +11,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
+import numpy as _np
+
 from .types import ELEMENT_TYPES
 
 REQUIRED = object()  # Attr default meaning "the model must set it"
@@ -70,7 +72,7 @@ class Op:
     """One op declaration. Give `native` (a compiled kernel, see ortcustom/kernel.h: "name" for
     one of ortcustom's, "module:name" for one in your own library, or `load_kernels(path)[name]`)
     or `compute` (a Python function `compute(*inputs, **attrs) -> output or tuple of outputs`).
-    The kernel is found, and checked against the declaration, here.
+    A native kernel is found, and checked against the declaration, on first use (`op.kernel`).
 
     `torch`: the name of a `torch.library` op ("ns::name") that `ortcustom.torch_ops.register`
     makes from the declaration, and that exports to this op; `torch_args`: the op's inputs and
@@ -158,16 +160,17 @@ class Op:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
-        kernel = None
-        if self.native is not None:
-            from . import native
+        if self.native is not None and not isinstance(self.native, str) and type(self.native).__name__ != "NativeKernel":
+            _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "
+                     f"ortcustom.load_kernels(path)[name], got {self.native!r}")
 
-            try:
-                kernel = native.resolve(self.native)
-            except (LookupError, ImportError, OSError, TypeError) as e:
-                _fail(n, str(e))
-            native.check(self, kernel)
-        object.__setattr__(self, "kernel", kernel)  # the found NativeKernel (None: a Python op)
+    @property
+    def kernel(self):
+        """The native kernel (ortcustom.native.NativeKernel; None for a Python op), found and checked
+        against this declaration on first use: declarations stay pure data."""
+        from .native import bind
+
+        return bind(self)
 
     def __repr__(self):
         kernel = f"native={self.native!r}" if self.native is not None else "compute=<python>"
@@ -183,6 +186,18 @@ class Op:
         sig = ", ".join(f"{i.name}: {i.type}" for i in self.inputs)
         cons = "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in self.types.items())
         return f"({sig})" + (f" with {cons}" if cons else "")
+
+
+def normalize(attr: Attr, value):
+    """The attribute's value as a node carries it: int, float (rounded to float32, as ONNX stores
+    it), str, or a tuple of int / float32-rounded floats; TypeError if it is of the wrong kind. The
+    one normalization: defaults in sessions and schemas, direct calls, torch ops and export."""
+    v = coerce_attr(attr, value)
+    if attr.kind == "float":
+        return float(_np.float32(v))
+    if attr.kind == "floats":
+        return tuple(float(f) for f in _np.asarray(v, _np.float32))
+    return v
 
 
 def coerce_attr(attr: Attr, value):
@@ -238,9 +253,13 @@ class Domain:
                         f"domain {self.name!r} already has an op {op.name!r} for versions "
                         f"{_span(have)}, which overlaps {_span(op)}")
             self._ops.append(op)
-            from .schemas import register as register_schema
-
-            register_schema(op, self.name)  # so that onnx's checker and shape inference know it
+            try:
+                from .schemas import register as register_schema
+            except ModuleNotFoundError as e:  # no onnx (a package's build generating its library)
+                if e.name != "onnx":
+                    raise
+            else:
+                register_schema(op, self.name)  # so that onnx's checker and shape inference know it
         return self
 
     def at(self, version: int) -> "Domain":

@@ -8,7 +8,7 @@ import onnx
 from onnx import defs, helper
 
 from .inference import infer_outputs
-from .registry import Op
+from .registry import Op, normalize
 
 _lock = threading.Lock()
 _registered: dict[tuple[str, str, int], Op] = {}  # (domain, name, since) -> op
@@ -29,7 +29,8 @@ def _param(io, op: Op) -> defs.OpSchema.FormalParameter:
 def _attribute(a) -> defs.OpSchema.Attribute:
     if a.required:
         return defs.OpSchema.Attribute(a.name, _ATTR_TYPES[a.kind], a.doc, required=True)
-    default = list(a.default) if a.kind in ("ints", "floats") else a.default
+    value = normalize(a, a.default)
+    default = list(value) if a.kind in ("ints", "floats") else value
     return defs.OpSchema.Attribute(a.name, helper.make_attribute(a.name, default, attr_type=_proto_attr(a.kind)), a.doc)
 
 

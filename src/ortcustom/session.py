@@ -1,20 +1,44 @@
-"""Putting domains into onnxruntime.SessionOptions.
+"""Putting domains into onnxruntime.SessionOptions, and the plain libraries that need no Python.
 
-ONNX Runtime opens our extension module by path (`register_custom_ops_library`) and calls its
-exported `RegisterCustomOps`; the domains to add are handed over through `_customop.registering`.
+In Python, ONNX Runtime opens our extension module by path (`register_custom_ops_library`) and
+calls its exported `RegisterCustomOps`; the domains to add are handed over through
+`_customop.registering`. Everywhere else (C/C++, C#, Java, Triton, a Python without ortcustom) ORT
+loads a package's plain library by path: `get_library_path()`.
 """
 from __future__ import annotations
 
-from . import _customop
+import os
+
 from .registry import Domain
 
 MIN_ORT_VERSION = "1.17"
 
 
-def get_library_path() -> str:
-    """The path to give `SessionOptions.register_custom_ops_library` (our extension module). Given
-    directly, it registers the built-in ops in the domain `ortcustom`."""
-    return _customop.__file__
+def get_library_path(domain: Domain | None = None) -> str:
+    """The plain custom-op library (no Python inside) for `SessionOptions.register_custom_ops_library`,
+    ORT's C/C++ `RegisterCustomOpsLibrary_V2`, C#, Java or Triton's `op_library_filename`.
+
+    No domain: ortcustom's own, which registers `com.microsoft::Inverse` and the `ortcustom` domain
+    (Inverse, GroupNorm); ORT's contrib GroupNorm/SkipGroupNorm are in
+    `ortcustom.ops.contrib.get_library_path()`. A domain: the library of the package that built
+    all its ops' kernels, which registers that package's domain as declared."""
+    from . import native
+
+    if domain is None:
+        return native.builtin_library_path()
+    if not isinstance(domain, Domain):
+        raise TypeError(f"get_library_path takes an ortcustom.Domain (or nothing), got {domain!r}")
+    python = [op.name for op in domain.ops if op.native is None]
+    if python:
+        raise ValueError(f"domain {domain.name!r} has Python kernels ({', '.join(python)}): only ops with native "
+                         f"kernels go into a plain library")
+    libs = {op.kernel.library for op in domain.ops}
+    if len(libs) != 1:
+        raise ValueError(f"domain {domain.name!r} has kernels from {len(libs)} libraries ({', '.join(sorted(libs))}): "
+                         f"a plain library registers the ops of one package")
+    path = libs.pop()
+    native.check_library(path, domain)
+    return path
 
 
 def _check_ort_version(ort) -> None:
@@ -23,7 +47,7 @@ def _check_ort_version(ort) -> None:
     if have < need:
         raise RuntimeError(
             f"ortcustom needs onnxruntime >= {MIN_ORT_VERSION} (custom-op API version "
-            f"{_customop.ORT_API_VERSION}); the installed onnxruntime is {ort.__version__}")
+            f"{MIN_ORT_VERSION.split('.')[1]}); the installed onnxruntime is {ort.__version__}")
 
 
 def register(so, *domains: Domain):
@@ -50,8 +74,10 @@ def register(so, *domains: Domain):
     if not domains:
         return so
     _check_ort_version(ort)
+    from . import _customop
+
     with _customop.registering(domains):  # what RegisterCustomOps, called in there, adds
-        so.register_custom_ops_library(get_library_path())
+        so.register_custom_ops_library(_customop.__file__)
     return so
 
 

@@ -16,7 +16,7 @@ const char* const kIn[] = {"X", nullptr};
 const char* const kOut[] = {"Y", nullptr};
 const oc_attr_spec kAttrs[] = {{"mode", OC_ATTR_STRING}, {"k", OC_ATTR_INT}, {"f", OC_ATTR_FLOAT},
                                {"ks", OC_ATTR_INTS},     {"fs", OC_ATTR_FLOATS}, {nullptr, 0}};
-const int32_t kFloat[] = {OC_FLOAT, 0};
+const int32_t kFloat[][2] = {{OC_FLOAT, OC_FLOAT}};  // X, Y
 
 struct State {
   bool mul;
@@ -58,16 +58,16 @@ int offset_compute(oc_context* ctx) {
   return OC_OK;
 }
 
-const oc_kernel kOffset = {OC_ABI_VERSION, OC_CPU, "offset", kIn, kOut, kAttrs, kFloat, nullptr,
+const oc_kernel kOffset = {OC_ABI_VERSION, OC_CPU, "offset", kIn, kOut, kAttrs, kFloat[0], 1, nullptr,
                            offset_create, offset_destroy, offset_compute};
-const oc_kernel kOldAbi = {OC_ABI_VERSION - 1, OC_CPU, "old_abi", kIn, kOut, nullptr, kFloat,
+const oc_kernel kOldAbi = {OC_ABI_VERSION - 1, OC_CPU, "old_abi", kIn, kOut, nullptr, kFloat[0], 1,
                            nullptr, nullptr, nullptr, offset_compute};
-const oc_kernel kNewAbi = {OC_ABI_VERSION + 1, OC_CPU, "new_abi", kIn, kOut, nullptr, kFloat,
+const oc_kernel kNewAbi = {OC_ABI_VERSION + 1, OC_CPU, "new_abi", kIn, kOut, nullptr, kFloat[0], 1,
                            nullptr, nullptr, nullptr, offset_compute};
 
 // Copy: Y = X, through kernel.hpp; its input is named "A" (declarations say "X": a mismatch).
 const char* const kInA[] = {"A", nullptr};
-constexpr oc::Spec kCopyA = {kInA, kOut, nullptr, kFloat, nullptr};
+constexpr oc::Spec kCopyA = {kInA, kOut, nullptr, OC_SIGNATURES(kFloat), nullptr};
 int copy(oc::Context& ctx) {
   float* y;
   if (int rc = ctx.output(0, ctx.input(0), &y)) return rc;

@@ -13,8 +13,11 @@ const char* const kInputs[] = {"X", "num_groups", "scale", "bias", nullptr};
 const char* const kOutputs[] = {"Y", nullptr};
 enum { kEpsilon };
 const oc_attr_spec kAttrs[] = {{"epsilon", OC_ATTR_FLOAT}, {nullptr, 0}};
-const int32_t kTypes[] = {OC_FLOAT, OC_DOUBLE, 0};
-constexpr oc::Spec kSpec = {kInputs, kOutputs, kAttrs, kTypes, nullptr};
+// X, num_groups, scale, bias, Y: T float or double, num_groups (G) float or int64
+constexpr int32_t kSignatures[][5] = {
+    {OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_FLOAT, OC_INT64, OC_FLOAT, OC_FLOAT, OC_FLOAT},
+    {OC_DOUBLE, OC_FLOAT, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}, {OC_DOUBLE, OC_INT64, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}};
+constexpr oc::Spec kSpec = {kInputs, kOutputs, kAttrs, OC_SIGNATURES(kSignatures), nullptr};
 
 // num_groups, validated: one positive whole number dividing C.
 int read_groups(oc::Context& ctx, int64_t channels, int64_t* groups) {

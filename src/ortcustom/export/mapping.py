@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
-from ..registry import Domain, Op, coerce_attr
+from ..registry import Domain, Op, normalize
 
 DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
@@ -177,7 +177,7 @@ class OpMapping:
             value = [int(v) if isinstance(v, bool) else v for v in value] if isinstance(value, (list, tuple)) \
                 else int(value) if isinstance(value, bool) else value
         try:
-            value = coerce_attr(a, value)
+            value = normalize(a, value)
             if a.check is not None:
                 a.check(value)
         except (TypeError, ValueError) as e:

@@ -6,4 +6,12 @@ from .inverse import Inverse
 
 ALL = (Inverse, GroupNorm)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
+
+def library_domains():
+    """What ortcustom.get_library_path()'s plain library registers (its build reads this):
+    com.microsoft::Inverse (what exporters write for torch.inverse) and the `ortcustom` domain."""
+    from ..registry import Domain
+
+    return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
+
 __all__ = ["ContribGroupNorm", "GroupNorm", "Inverse", "SkipGroupNorm", "ALL", "contrib"]

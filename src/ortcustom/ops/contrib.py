@@ -104,6 +104,17 @@ def domain() -> Domain:
     return Domain("com.microsoft").add(*ALL)
 
 
+library_domains = domain  # what the plain library ops/_contrib.so registers (its build reads it)
+
+
+def get_library_path() -> str:
+    """The plain custom-op library (no Python) registering these two ops in com.microsoft: for ORT
+    outside Python (C/C++, C#, Java, Triton) or a Python process without ortcustom."""
+    import os
+
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_contrib.so")
+
+
 def inference_session(model, providers=None, sess_options=None):
     """An onnxruntime.InferenceSession of `model` (path or bytes) with ORT's own kernels for these
     ops where it has them for its providers (CUDA), else ortcustom's CPU kernels (then registered

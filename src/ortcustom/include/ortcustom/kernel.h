@@ -21,13 +21,19 @@
  * The same kernel runs in an ONNX Runtime session (ORT's outputs, intra-op pool and CUDA stream)
  * and in a direct call from Python (the caller's array library, serially, the library's stream).
  *
- * Rules for kernels:
+ * Rules for kernels (the host enforces what it can; a breach is an error naming the op, never a
+ * crash or a silent result):
  *  - compute returns OC_OK, or the code that oc_fail returned (its message then names the problem;
  *    ortcustom adds the op, the node and turns it into the ORT error or Python exception).
+ *  - compute allocates every output the node uses, once, with rank 0..OC_MAX_RANK; an output the
+ *    op declares shape="<input>" must get exactly that input's shape.
  *  - compute may run on several threads at once for one node: it must not modify shared state.
+ *  - a parallel_for task may call oc_fail and oc_scratch (both thread-safe), never oc_output or
+ *    oc_parallel_for.
  *  - a CUDA kernel launches only on `ctx->stream`, on device `ctx->device_id` (the device its
  *    inputs are on; kernel.hpp's OC_KERNEL makes it current), and never synchronizes.
- *  - no C++ exception may leave compute (kernel.hpp's OC_KERNEL catches them).
+ *  - no C++ exception may leave create, compute or destroy (kernel.hpp's OC_KERNEL and
+ *    OC_KERNEL_STATEFUL catch them; destroy must not fail).
  */
 #ifndef ORTCUSTOM_KERNEL_H
 #define ORTCUSTOM_KERNEL_H
@@ -40,7 +46,10 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; a kernel built against another version is refused. */
-#define OC_ABI_VERSION 1
+#define OC_ABI_VERSION 2
+
+/* Dims of a tensor a kernel takes or makes, at most. */
+#define OC_MAX_RANK 16
 
 /* Element types: ONNX's TensorProto.DataType numbers. */
 typedef enum oc_dtype {
@@ -144,6 +153,9 @@ struct oc_context {
   void* stream;         /* CUDA: the cudaStream_t to launch on; CPU: NULL */
   void* state;          /* what create stored (NULL without create) */
   const char* op_name;  /* for messages */
+  const int32_t* dtypes; /* the element types of this binding: each declared input, then each
+                            declared output (a row of oc_kernel.signatures) */
+  const void* host_data; /* the host's own (Python kernels find their function here) */
 };
 
 typedef int (*oc_compute_fn)(oc_context* ctx);
@@ -161,7 +173,12 @@ typedef struct oc_kernel {
   const char* const* inputs;      /* input names, as the op declares them */
   const char* const* outputs;     /* output names */
   const oc_attr_spec* attrs;      /* attributes read, ending with {NULL, 0}; NULL: none */
-  const int32_t* dtypes;          /* element types taken by the first input, ending with 0 */
+  /* The type bindings the kernel implements: n_signatures rows of (inputs + outputs) oc_dtype,
+     each input's then each output's element type (a variadic input or output: one entry for all
+     its tensors; OC_UNDEFINED: any type, the kernel checks it). Every binding the op declares must
+     be one of these rows, or the op is refused when the kernel is attached. */
+  const int32_t* signatures;
+  int32_t n_signatures;
   const int32_t* inplace;         /* per output, the input it may be written over exactly (the
                                      same buffer), or -1; NULL: outputs never alias inputs */
   oc_create_fn create;            /* optional */

@@ -72,18 +72,28 @@ inline const char* dtype_name(int32_t t) {
   }
 }
 
-// "(2, 3)" into buf.
+// "(2, 3)" into buf, as Python prints a shape ("(4,)" for one dim).
 inline const char* shape_str(const oc_tensor& t, char* buf, size_t cap) {
   size_t used = 0;
   int w = snprintf(buf, cap, "(");
   used = w > 0 ? (size_t)w : 0;
   for (int32_t i = 0; i < t.rank && used < cap; ++i) {
-    w = snprintf(buf + used, cap - used, "%lld%s", (long long)t.shape[i],
-                 i + 1 < t.rank ? ", " : ")");
+    w = snprintf(buf + used, cap - used, "%s%lld", i ? ", " : "", (long long)t.shape[i]);
     if (w > 0) used += (size_t)w;
   }
-  if (t.rank == 0 && used < cap) snprintf(buf + used, cap - used, ")");
+  if (used < cap) snprintf(buf + used, cap - used, t.rank == 1 ? ",)" : ")");
   return buf;
+}
+
+// Cuts a NUL-terminated UTF-8 string that filled `len` bytes back to a whole character.
+inline void utf8_trim(char* s, size_t len) {
+  size_t n = len;
+  while (n > 0 && (static_cast<unsigned char>(s[n - 1]) & 0xC0) == 0x80) --n;  // continuation bytes
+  if (n > 0 && (static_cast<unsigned char>(s[n - 1]) & 0x80)) {
+    const unsigned char lead = static_cast<unsigned char>(s[n - 1]);
+    const size_t need = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    if (len - (n - 1) < need) s[n - 1] = 0;  // the last character was cut
+  }
 }
 
 class Context {
@@ -139,8 +149,9 @@ class Context {
     char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    const int n = vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (n >= (int)sizeof msg) utf8_trim(msg, sizeof msg - 1);  // never half a character
     return c_->host->fail(c_, code, msg);
   }
   // "input X has shape (2, 3); <what>"
@@ -169,13 +180,18 @@ int dispatch(Context& ctx, int32_t dtype, F&& f) {
 }
 
 // What a kernel declares about itself: checked against the op's declaration when attached.
+// signatures: n_signatures rows of (inputs + outputs) element types, one row per type binding.
 struct Spec {
   const char* const* inputs;
   const char* const* outputs;
   const oc_attr_spec* attrs;
-  const int32_t* dtypes;
+  const int32_t* signatures;
+  int32_t n_signatures;
   const int32_t* inplace;
 };
+
+// The rows of a Spec's signatures: OC_SIGNATURES(kRows) with `constexpr int32_t kRows[][W]`.
+#define OC_SIGNATURES(rows) &(rows)[0][0], (int32_t)(sizeof(rows) / sizeof((rows)[0]))
 
 namespace detail {
 
@@ -208,6 +224,29 @@ int entry(oc_context* c) {
   }
 }
 
+// create and destroy, with C++ exceptions caught at the ABI boundary.
+template <int (*Fn)(Context&, void**)>
+int create_entry(oc_context* c, void** state) {
+  Context ctx(c);
+  try {
+    return Fn(ctx, state);
+  } catch (const std::bad_alloc&) {
+    return ctx.fail(OC_OUT_OF_MEMORY, "out of memory in create");
+  } catch (const std::exception& e) {
+    return ctx.fail(OC_FAIL, "create: %s", e.what());
+  } catch (...) {
+    return ctx.fail(OC_FAIL, "create: unknown C++ exception");
+  }
+}
+
+template <void (*Fn)(void*)>
+void destroy_entry(void* state) {
+  try {
+    Fn(state);
+  } catch (...) {  // destroy cannot fail: what it could not release is lost, never a crash
+  }
+}
+
 }  // namespace detail
 }  // namespace oc
 
@@ -216,12 +255,26 @@ int entry(oc_context* c) {
 
 // Exports `const oc_kernel* ortcustom_kernel_<name>_<device>(void)` (device: cpu or cuda) whose
 // compute calls `int fn(oc::Context&)`.
-#define OC_KERNEL(name, device, spec, fn)                                                      \
-  extern "C" OC_EXPORT const oc_kernel* ortcustom_kernel_##name##_##device(void) {             \
-    static const oc_kernel k = {OC_ABI_VERSION, OC_DEVICE_##device, #name, (spec).inputs,       \
-                                (spec).outputs, (spec).attrs, (spec).dtypes, (spec).inplace,    \
-                                nullptr, nullptr, &oc::detail::entry<fn, OC_DEVICE_##device>};  \
-    return &k;                                                                                  \
+#define OC_KERNEL(name, device, spec, fn)                                                          \
+  extern "C" OC_EXPORT const oc_kernel* ortcustom_kernel_##name##_##device(void) {                 \
+    static const oc_kernel k = {OC_ABI_VERSION, OC_DEVICE_##device, #name, (spec).inputs,           \
+                                (spec).outputs, (spec).attrs, (spec).signatures,                    \
+                                (spec).n_signatures, (spec).inplace, nullptr, nullptr,              \
+                                &oc::detail::entry<fn, OC_DEVICE_##device>};                        \
+    return &k;                                                                                      \
+  }
+
+// The same with per-node state: `int create(oc::Context&, void** state)` runs once per node (the
+// attributes and element types are known; check attributes there, precompute), `void
+// destroy(void* state)` when the node goes; compute reads ctx.state<S>(). Exceptions are caught.
+#define OC_KERNEL_STATEFUL(name, device, spec, create, destroy, fn)                                \
+  extern "C" OC_EXPORT const oc_kernel* ortcustom_kernel_##name##_##device(void) {                 \
+    static const oc_kernel k = {OC_ABI_VERSION, OC_DEVICE_##device, #name, (spec).inputs,           \
+                                (spec).outputs, (spec).attrs, (spec).signatures,                    \
+                                (spec).n_signatures, (spec).inplace,                                \
+                                &oc::detail::create_entry<create>, &oc::detail::destroy_entry<destroy>, \
+                                &oc::detail::entry<fn, OC_DEVICE_##device>};                        \
+    return &k;                                                                                      \
   }
 
 #endif  // ORTCUSTOM_KERNEL_HPP

@@ -12,10 +12,12 @@ inline constexpr const char* kScaledAddInputs[] = {"X", "Y", nullptr};
 inline constexpr const char* kScaledAddOutputs[] = {"Z", nullptr};
 enum { kAlpha };  // index into kScaledAddAttrs, and into ctx.attr_*()
 inline constexpr oc_attr_spec kScaledAddAttrs[] = {{"alpha", OC_ATTR_FLOAT}, {nullptr, 0}};
-inline constexpr int32_t kScaledAddTypes[] = {OC_FLOAT, OC_DOUBLE, OC_FLOAT16, 0};
+// The element types of X, Y and Z, one row per type the op's declaration binds T to.
+inline constexpr int32_t kScaledAddSignatures[][3] = {
+    {OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}, {OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
 inline constexpr int32_t kScaledAddInplace[] = {0};  // Z may be written over X: elementwise
 inline constexpr oc::Spec kScaledAddSpec = {kScaledAddInputs, kScaledAddOutputs, kScaledAddAttrs,
-                                            kScaledAddTypes, kScaledAddInplace};
+                                            OC_SIGNATURES(kScaledAddSignatures), kScaledAddInplace};
 
 struct ScaledAddArgs {
   const void* x;

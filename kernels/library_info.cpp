@@ -1,0 +1,24 @@
+// How ortcustom's kernel libraries were built and what they see, for `python -m ortcustom info`
+// (called through ctypes: the libraries hold no Python).
+#include "kernels.h"
+#if ORTCUSTOM_CUDA
+#include "kernels_cuda.h"
+#endif
+
+extern "C" {
+
+// The instruction set the CPU kernels run with here (oc_cpu_isa).
+OC_EXPORT const char* ortcustom_info_cpu_isa(void) { return oc_cpu_isa(); }
+
+// Whether the CUDA kernels were compiled in.
+OC_EXPORT int ortcustom_info_cuda_built(void) { return ORTCUSTOM_CUDA; }
+
+// CUDA devices usable now (0 without a driver or a GPU, or when built without CUDA).
+OC_EXPORT int ortcustom_info_cuda_device_count(void) {
+#if ORTCUSTOM_CUDA
+  return oc_cuda_device_count();
+#else
+  return 0;
+#endif
+}
+}

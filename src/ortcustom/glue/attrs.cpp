@@ -1,0 +1,259 @@
+// Attributes at kernel creation, the kernel-vs-declaration check and the kernel's create.
+#include "attrs.hpp"
+
+#include <string.h>
+
+namespace oc_glue {
+
+namespace {
+
+const char* kind_text(int32_t kind) {
+  switch (kind) {
+    case OC_ATTR_INT: return "int";
+    case OC_ATTR_FLOAT: return "float";
+    case OC_ATTR_STRING: return "string";
+    case OC_ATTR_INTS: return "ints";
+    case OC_ATTR_FLOATS: return "floats";
+    default: return "unknown";
+  }
+}
+
+bool ok(const OrtApi* api, OrtStatus* st) {
+  if (st == nullptr) return true;
+  api->ReleaseStatus(st);
+  return false;
+}
+
+// Reads attribute `name` as `kind` into `a` (its storage in `out`); false when the node has no
+// attribute of that kind by that name. ORT reads an array of the other array kind as empty, not as
+// an error: `*empty_array` says so, and the caller decides.
+bool read_one(const OrtApi* api, const OrtKernelInfo* info, const char* name, int32_t kind, Attrs* out,
+              oc_attr* a, bool* empty_array) {
+  *empty_array = false;
+  size_t n = 0;
+  switch (kind) {
+    case OC_ATTR_INT:
+      return ok(api, api->KernelInfoGetAttribute_int64(info, name, &a->i));
+    case OC_ATTR_FLOAT: {
+      float f = 0;
+      if (!ok(api, api->KernelInfoGetAttribute_float(info, name, &f))) return false;
+      a->f = f;
+      return true;
+    }
+    case OC_ATTR_STRING: {
+      if (!ok(api, api->KernelInfoGetAttribute_string(info, name, nullptr, &n))) return false;
+      std::string s(n, '\0');
+      if (n && !ok(api, api->KernelInfoGetAttribute_string(info, name, &s[0], &n))) return false;
+      s.resize(n > 0 ? n - 1 : 0);
+      out->strings.push_back(std::move(s));
+      a->count = (int64_t)out->strings.back().size();
+      return true;
+    }
+    case OC_ATTR_INTS: {
+      if (!ok(api, api->KernelInfoGetAttributeArray_int64(info, name, nullptr, &n))) return false;
+      std::vector<int64_t> v(n);
+      if (n && !ok(api, api->KernelInfoGetAttributeArray_int64(info, name, v.data(), &n))) return false;
+      *empty_array = n == 0;
+      out->ints.push_back(std::move(v));
+      a->count = (int64_t)n;
+      return true;
+    }
+    case OC_ATTR_FLOATS: {
+      if (!ok(api, api->KernelInfoGetAttributeArray_float(info, name, nullptr, &n))) return false;
+      std::vector<float> v(n);
+      if (n && !ok(api, api->KernelInfoGetAttributeArray_float(info, name, v.data(), &n))) return false;
+      *empty_array = n == 0;
+      out->floats.push_back(std::move(v));
+      a->count = (int64_t)n;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The node has `name` as some other kind (a non-empty one, for arrays)?
+int32_t other_kind(const OrtApi* api, const OrtKernelInfo* info, const char* name, int32_t kind) {
+  for (int32_t k = OC_ATTR_INT; k <= OC_ATTR_FLOATS; ++k) {
+    if (k == kind) continue;
+    Attrs scratch;
+    oc_attr a;
+    memset(&a, 0, sizeof a);
+    bool empty = false;
+    if (read_one(api, info, name, k, &scratch, &a, &empty) && !empty) return k;
+  }
+  return 0;
+}
+
+}  // namespace
+
+bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err) {
+  const size_t n = (size_t)op->n_attrs;
+  out->values.assign(n, oc_attr());
+  out->strings.reserve(n);  // the oc_attrs point into these: no reallocation
+  out->ints.reserve(n);
+  out->floats.reserve(n);
+  for (size_t j = 0; j < n; ++j) {
+    const oc_attr_def& d = op->attrs[j];
+    oc_attr& a = out->values[j];
+    a = d.value;
+    a.name = d.name;
+    a.kind = d.kind;
+    a.count = d.kind >= OC_ATTR_STRING ? d.value.count : 1;
+    bool empty = false;
+    bool got = read_one(api, info, d.name, d.kind, out, &a, &empty);
+    if (!got || empty) {
+      const int32_t other = other_kind(api, info, d.name, d.kind);
+      if (other) {
+        *err = format("attribute '%s' must be of type %s, but the node gives a%s %s", d.name, kind_text(d.kind),
+                      kind_text(other)[0] == 'i' ? "n" : "", kind_text(other));
+        return false;
+      }
+    }
+    if (!got) {
+      if (d.required) {
+        *err = format("required attribute '%s' (%s) is missing", d.name, kind_text(d.kind));
+        return false;
+      }
+      a = d.value;  // the default
+      a.name = d.name;
+      a.kind = d.kind;
+      continue;
+    }
+    if (d.kind == OC_ATTR_STRING) a.s = out->strings.back().c_str();
+    if (d.kind == OC_ATTR_INTS) a.ints = out->ints.back().data();
+    if (d.kind == OC_ATTR_FLOATS) a.floats = out->floats.back().data();
+  }
+  return true;
+}
+
+std::vector<oc_attr> kernel_order(const oc_kernel* kernel, const oc_op_def* op, const Attrs& attrs) {
+  std::vector<oc_attr> out;
+  for (const oc_attr_spec* s = kernel->attrs; s && s->name; ++s)
+    for (int32_t j = 0; j < op->n_attrs; ++j)
+      if (strcmp(op->attrs[j].name, s->name) == 0) out.push_back(attrs.values[(size_t)j]);
+  return out;
+}
+
+std::string check_kernel(const oc_op_def* op, const oc_kernel* k) {
+  std::string who = format("native kernel '%s'", k->name ? k->name : "?");
+  if (k->abi_version != OC_ABI_VERSION)
+    return format("%s was built against ortcustom kernel ABI version %u, %s one than this ortcustom's (%d): rebuild it",
+                  who.c_str(), k->abi_version, k->abi_version < OC_ABI_VERSION ? "an older" : "a newer",
+                  OC_ABI_VERSION);
+  if (k->compute == nullptr) return who + " has no compute function";
+  int32_t n = 0;
+  for (const char* const* p = k->inputs; p && *p; ++p, ++n)
+    if (n >= op->n_inputs || strcmp(*p, op->inputs[n].name) != 0) break;
+  auto names = [](const char* const* p) {
+    std::string s = "[";
+    for (int i = 0; p && p[i]; ++i) s += format(i ? ", '%s'" : "'%s'", p[i]);
+    return s + "]";
+  };
+  auto decl = [](const oc_io_def* d, int32_t count) {
+    std::string s = "[";
+    for (int32_t i = 0; i < count; ++i) s += format(i ? ", '%s'" : "'%s'", d[i].name);
+    return s + "]";
+  };
+  int32_t ki = 0, ko = 0;
+  while (k->inputs && k->inputs[ki]) ++ki;
+  while (k->outputs && k->outputs[ko]) ++ko;
+  bool same = ki == op->n_inputs;
+  for (int32_t i = 0; same && i < ki; ++i) same = strcmp(k->inputs[i], op->inputs[i].name) == 0;
+  if (!same) return format("%s takes inputs %s; the op declares %s", who.c_str(), names(k->inputs).c_str(),
+                           decl(op->inputs, op->n_inputs).c_str());
+  same = ko == op->n_outputs;
+  for (int32_t i = 0; same && i < ko; ++i) same = strcmp(k->outputs[i], op->outputs[i].name) == 0;
+  if (!same) return format("%s has outputs %s; the op declares %s", who.c_str(), names(k->outputs).c_str(),
+                           decl(op->outputs, op->n_outputs).c_str());
+  int32_t ka = 0;
+  for (const oc_attr_spec* s = k->attrs; s && s->name; ++s, ++ka) {
+    const oc_attr_def* d = nullptr;
+    for (int32_t j = 0; j < op->n_attrs && !d; ++j)
+      if (strcmp(op->attrs[j].name, s->name) == 0) d = &op->attrs[j];
+    if (d == nullptr)
+      return format("%s reads attribute '%s' (%s), which the op does not declare", who.c_str(), s->name,
+                    kind_text(s->kind));
+    if (d->kind != s->kind)
+      return format("%s reads attribute '%s' as %s; the op declares it %s", who.c_str(), s->name,
+                    kind_text(s->kind), kind_text(d->kind));
+    for (const oc_attr_spec* t = k->attrs; t != s; ++t)
+      if (strcmp(t->name, s->name) == 0) return format("%s names attribute '%s' twice", who.c_str(), s->name);
+  }
+  if (ka != op->n_attrs) {
+    std::string missing;
+    for (int32_t j = 0; j < op->n_attrs; ++j) {
+      bool found = false;
+      for (const oc_attr_spec* s = k->attrs; s && s->name && !found; ++s) found = strcmp(s->name, op->attrs[j].name) == 0;
+      if (!found) missing += format("%s'%s'", missing.empty() ? "" : ", ", op->attrs[j].name);
+    }
+    return format("%s does not read the declared attributes [%s]: declare in the kernel every attribute the op has",
+                  who.c_str(), missing.c_str());
+  }
+  const int32_t width = op->n_inputs + op->n_outputs;
+  if (k->signatures == nullptr || k->n_signatures <= 0)
+    return who + " states no signatures (the element types of its inputs and outputs per type binding)";
+  for (int32_t b = 0; b < op->n_bindings; ++b) {
+    const int32_t* want = op->bindings + b * width;
+    bool found = false;
+    for (int32_t s = 0; s < k->n_signatures && !found; ++s) {
+      const int32_t* have = k->signatures + s * width;
+      found = true;
+      for (int32_t j = 0; j < width && found; ++j) found = have[j] == OC_UNDEFINED || have[j] == want[j];
+    }
+    if (!found) {
+      std::string sig;
+      for (int32_t j = 0; j < width; ++j)
+        sig += format("%s%s: %s", j ? ", " : "", j < op->n_inputs ? op->inputs[j].name : op->outputs[j - op->n_inputs].name,
+                      dtype_text(want[j]));
+      return format("%s has no signature for the declared type binding (%s)", who.c_str(), sig.c_str());
+    }
+  }
+  for (int32_t o = 0; k->inplace && o < ko; ++o)
+    if (k->inplace[o] < -1 || k->inplace[o] >= ki)
+      return format("%s lets output %s be written over input %d; the op has %d inputs", who.c_str(),
+                    op->outputs[o].name, k->inplace[o], ki);
+  return "";
+}
+
+CreateRun::CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t device, const int32_t* dtypes,
+                     const std::vector<oc_attr>& attrs)
+    : Run(op, kernel, device), inputs_((size_t)op->n_inputs) {
+  creating_ = true;
+  for (int32_t i = 0; i < op->n_inputs; ++i) {
+    oc_tensor& t = inputs_[(size_t)i];
+    memset(&t, 0, sizeof t);
+    t.dtype = dtypes[i];
+    t.present = 1;
+    t.device = device == OC_CUDA && !op->inputs[i].cpu ? OC_CUDA : OC_CPU;
+  }
+  c.inputs = inputs_.data();
+  c.n_inputs = op->n_inputs;
+  c.attrs = attrs.data();
+  c.n_attrs = (int32_t)attrs.size();
+  c.dtypes = dtypes;
+}
+
+int CreateRun::create(void** state) {
+  *state = nullptr;
+  void* s = nullptr;
+  const int rc = kernel_->create(&c, &s);
+  if (rc != OC_OK && code() == OC_OK) fail(rc, format("the kernel's create failed (status %d) without saying why", rc));
+  if (code() != OC_OK) {
+    if (s && kernel_->destroy) kernel_->destroy(s);
+    return code();
+  }
+  *state = s;
+  return OC_OK;
+}
+
+int CreateRun::alloc_output(int32_t, const int64_t*, int32_t, void**) {
+  return fail(OC_FAIL, "create cannot allocate outputs");
+}
+
+int CreateRun::alloc_device_scratch(size_t, void**) { return OC_FAIL; }  // never reached: creating_
+
+void CreateRun::run_tasks(size_t n, oc_task_fn fn, void* arg) {
+  for (size_t i = 0; i < n; ++i) fn(arg, i);
+}
+
+}  // namespace oc_glue

@@ -1,0 +1,53 @@
+// A node's attributes, read once at kernel creation and handed to the kernel as oc_attr; the
+// kernel checked against its op's declaration; the kernel's create run with them.
+#ifndef ORTCUSTOM_GLUE_ATTRS_HPP
+#define ORTCUSTOM_GLUE_ATTRS_HPP
+
+#include <string>
+#include <vector>
+
+#include "ort_abi.h"
+#include "run.hpp"
+
+namespace oc_glue {
+
+// Attribute values in the declaration's order; the oc_attrs point into the storage beside them.
+struct Attrs {
+  std::vector<oc_attr> values;
+  std::vector<std::string> strings;
+  std::vector<std::vector<int64_t>> ints;
+  std::vector<std::vector<float>> floats;
+};
+
+// Reads the node's attributes as `op` declares them (kinds, defaults, required); false with *err
+// saying what is wrong ("attribute 'epsilon' must be of type float, but the node gives an int").
+bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err);
+
+// The attributes in the order the kernel reads them (checked by check_kernel: the same set).
+std::vector<oc_attr> kernel_order(const oc_kernel* kernel, const oc_op_def* op, const Attrs& attrs);
+
+// Why `kernel` does not implement `op` ("" when it does): ABI version, device entry, names,
+// attribute kinds, every type binding among the kernel's signatures, in-place indices.
+std::string check_kernel(const oc_op_def* op, const oc_kernel* kernel);
+
+// The kernel's create: once per node (or per direct-call state), with the attributes and the
+// binding's element types; no outputs, no scratch.
+class CreateRun : public Run {
+ public:
+  CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t device, const int32_t* dtypes,
+            const std::vector<oc_attr>& attrs);
+  int create(void** state);
+
+ protected:
+  int alloc_output(int32_t, const int64_t*, int32_t, void**) override;
+  int alloc_device_scratch(size_t, void**) override;
+  void free_device_scratch(void*) override {}
+  void run_tasks(size_t n, oc_task_fn fn, void* arg) override;
+
+ private:
+  std::vector<oc_tensor> inputs_;
+};
+
+}  // namespace oc_glue
+
+#endif  // ORTCUSTOM_GLUE_ATTRS_HPP

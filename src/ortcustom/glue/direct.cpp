@@ -1,0 +1,161 @@
+// Direct calls (ortcustom.kernels, torch ops): the same kernel and the same contract checks as in
+// a session, with outputs from the caller's array library and tasks on OpenMP's thread pool.
+#include <stdlib.h>
+#include <string.h>
+
+#include <new>
+
+#include "attrs.hpp"
+#include "glue.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace oc_glue {
+namespace {
+
+char* copy_message(const std::string& s) {
+  char* p = static_cast<char*>(malloc(s.size() + 1));
+  if (p) memcpy(p, s.c_str(), s.size() + 1);
+  return p;
+}
+
+}  // namespace
+}  // namespace oc_glue
+
+using namespace oc_glue;
+
+struct oc_direct_kernel {
+  const oc_op_def* op;
+  const oc_kernel* kernel;
+  std::vector<int32_t> dtypes;
+  Attrs attrs;  // in the kernel's order (copied: the caller's block need not outlive this)
+  int32_t device;
+  void* state = nullptr;
+};
+
+namespace oc_glue {
+namespace {
+
+class DirectRun : public Run {
+ public:
+  DirectRun(const oc_direct_kernel* k, int32_t device, int32_t threads, const oc_direct_host* host)
+      : Run(k->op, k->kernel, device), threads_(threads), host_(host) {}
+
+ protected:
+  int alloc_output(int32_t i, const int64_t* shape, int32_t rank, void** data) override {
+    char* msg = nullptr;
+    const int rc = host_->output(host_->self, i, shape, rank, data, &msg);
+    return rc == OC_OK ? OC_OK : take(rc, msg);
+  }
+  int alloc_device_scratch(size_t bytes, void** data) override {
+    char* msg = nullptr;
+    const int rc = host_->scratch(host_->self, bytes, data, &msg);
+    return rc == OC_OK ? OC_OK : take(rc, msg);
+  }
+  void free_device_scratch(void*) override {}  // the caller's library keeps it until the call returns
+  void run_tasks(size_t n, oc_task_fn fn, void* arg) override {
+#ifdef _OPENMP
+    if (threads_ > 1) {
+      const long long total = (long long)n;
+#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
+      for (long long i = 0; i < total; ++i) fn(arg, (size_t)i);
+      return;
+    }
+#endif
+    for (size_t i = 0; i < n; ++i) fn(arg, i);
+  }
+
+ private:
+  int take(int rc, char* msg) {
+    fail(rc, msg ? msg : "the caller could not allocate");
+    free(msg);
+    return rc;
+  }
+  int32_t threads_;
+  const oc_direct_host* host_;
+};
+
+}  // namespace
+}  // namespace oc_glue
+
+extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
+                                              const oc_attr* attrs, int32_t n_attrs, int* code, char** message) {
+  *message = nullptr;
+  *code = OC_OK;
+  try {
+    oc_direct_kernel* k = new oc_direct_kernel();
+    k->op = op;
+    k->kernel = kernel;
+    k->device = kernel->device;
+    k->dtypes.assign(dtypes, dtypes + op->n_inputs + op->n_outputs);
+    Attrs& a = k->attrs;
+    a.values.assign(attrs, attrs + n_attrs);
+    a.strings.reserve((size_t)n_attrs);
+    a.ints.reserve((size_t)n_attrs);
+    a.floats.reserve((size_t)n_attrs);
+    for (oc_attr& v : a.values) {
+      if (v.kind == OC_ATTR_STRING && v.s) {
+        a.strings.emplace_back(v.s, (size_t)v.count);
+        v.s = a.strings.back().c_str();
+      } else if (v.kind == OC_ATTR_INTS) {
+        a.ints.emplace_back(v.ints, v.ints + v.count);
+        v.ints = a.ints.back().data();
+      } else if (v.kind == OC_ATTR_FLOATS) {
+        a.floats.emplace_back(v.floats, v.floats + v.count);
+        v.floats = a.floats.back().data();
+      }
+    }
+    if (kernel->create) {
+      CreateRun r(op, kernel, k->device, k->dtypes.data(), a.values);
+      *code = r.create(&k->state);
+      if (*code != OC_OK) {
+        *message = copy_message(where(op, "", r.message()));
+        delete k;
+        return nullptr;
+      }
+    }
+    return k;
+  } catch (const std::bad_alloc&) {
+    *code = OC_OUT_OF_MEMORY;
+    *message = copy_message(std::string(op->name) + ": out of memory");
+    return nullptr;
+  }
+}
+
+extern "C" void oc_direct_destroy(oc_direct_kernel* k) {
+  if (k == nullptr) return;
+  if (k->state && k->kernel->destroy) k->kernel->destroy(k->state);
+  delete k;
+}
+
+extern "C" int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
+                             int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
+                             char** message) {
+  *message = nullptr;
+  try {
+    DirectRun r(k, device, threads, host);
+    r.c.inputs = inputs;
+    r.c.n_inputs = n_inputs;
+    r.c.attrs = k->attrs.values.data();
+    r.c.n_attrs = (int32_t)k->attrs.values.size();
+    r.c.device_id = device_id;
+    r.c.stream = stream;
+    r.c.state = k->state;
+    r.c.dtypes = k->dtypes.data();
+    for (int32_t i = 0; i < n_inputs; ++i)
+      if (inputs[i].rank < 0 || inputs[i].rank > OC_MAX_RANK) {
+        const oc_io_def& d = k->op->inputs[i < k->op->n_inputs ? i : k->op->n_inputs - 1];
+        *message = copy_message(where(k->op, "", format("input %s has rank %d; ortcustom kernels take at most %d dims",
+                                                         d.name, inputs[i].rank, OC_MAX_RANK)));
+        return OC_INVALID_ARGUMENT;
+      }
+    const int rc = r.compute();
+    if (rc != OC_OK) *message = copy_message(where(k->op, "", r.message()));
+    return rc;
+  } catch (const std::bad_alloc&) {
+    *message = copy_message(std::string(k->op->name) + ": out of memory");
+    return OC_OUT_OF_MEMORY;
+  }
+}

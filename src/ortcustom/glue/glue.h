@@ -1,0 +1,70 @@
+/* The glue between ONNX Runtime and ortcustom kernels: what its two front ends call.
+ *
+ * Front ends: the Python module ortcustom._customop (declarations made into oc_op_def at run
+ * time; Python kernels as host kernels) and a package's plain custom-op library (a table that
+ * `python -m ortcustom library-source` generated at build time; no Python). Both hand oc_op_defs
+ * to the same code: the OrtCustomOp structs, attribute reading, the per-run trampoline, shape
+ * inference and the error messages exist once, here.
+ */
+#ifndef ORTCUSTOM_GLUE_H
+#define ORTCUSTOM_GLUE_H
+
+#include "ort_abi.h"
+#include "ortcustom/op_def.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* What the Python front end does for ops that ask for it (host_shapes, host_checks). */
+typedef struct oc_glue_hooks {
+  /* output types and shapes from the declaration's Python rules */
+  void (*infer_shapes)(const oc_op_def* op, const OrtApi* api, OrtShapeInferContext* ctx);
+  /* the declaration's attribute checks; attrs in declaration order; returns OC_OK or a code with
+     *message set (malloc'ed, freed by the glue) */
+  int (*check_attrs)(const oc_op_def* op, const oc_attr* attrs, char** message);
+} oc_glue_hooks;
+void oc_glue_set_hooks(const oc_glue_hooks* hooks);
+
+/* RegisterCustomOps' body: adds the domains to `options`. The defs must outlive every session
+   made from them (generated tables are static; the Python module keeps its defs for the process).
+   Returns NULL or an OrtStatus naming what failed (an older runtime, a kernel that does not match
+   its declaration, ...). */
+OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
+                            const oc_domain_def* const* domains, int32_t n_domains);
+
+/* Whether `kernel` implements `op` (names, attribute kinds, every type binding; ABI version).
+   Returns 0, or -1 with the reason in message (at most cap bytes, NUL-terminated). */
+int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel, char* message, size_t cap);
+
+/* ---- direct calls (Python front end): the same kernel outside ORT ---------------------------- */
+
+/* How a direct call gets its outputs and device scratch memory (the caller's array library). */
+typedef struct oc_direct_host {
+  void* self;
+  /* allocate output i; *data may be NULL for an empty tensor; returns OC_OK or a code + message */
+  int (*output)(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data, char** message);
+  /* device scratch (CPU scratch is the glue's own) */
+  int (*scratch)(void* self, size_t bytes, void** data, char** message);
+} oc_direct_host;
+
+/* A kernel's per-call state, made once per (kernel, attributes, element types) and reused. */
+typedef struct oc_direct_kernel oc_direct_kernel;
+
+/* Runs the kernel's create with `attrs` (in the kernel's order) and the binding's element types.
+   Returns NULL with *message (malloc'ed) and *code on failure. */
+oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
+                                   const oc_attr* attrs, int32_t n_attrs, int* code, char** message);
+void oc_direct_destroy(oc_direct_kernel* k);
+
+/* One call: inputs (n_inputs of them), on `device`; tasks on `threads` threads (<= 1: serially).
+   Returns OC_OK, or a code with *message (malloc'ed) saying what failed, the op named. */
+int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
+                  int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
+                  char** message);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ORTCUSTOM_GLUE_H */

@@ -1,0 +1,611 @@
+// ONNX Runtime's side of the glue: one OrtCustomOp per (op, type binding, provider) plus a type
+// guard, kernel creation (attributes read once), the per-run trampoline and shape inference.
+#include <stdlib.h>
+#include <string.h>
+
+#include <atomic>
+#include <climits>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "attrs.hpp"
+#include "glue.h"
+#include "run.hpp"
+
+namespace oc_glue {
+
+namespace {
+
+const char* const kCudaProvider = "CUDAExecutionProvider";
+// The OrtCustomOp version we fill in: CreateKernelV2/KernelComputeV2, InferOutputShapeFn and the
+// opset range are read from 17 on, and ORT refuses an op above its own API version: so 17 is also
+// the oldest runtime (1.17).
+const uint32_t kOpVersion = ORTCUSTOM_ORT_API_VERSION;
+
+const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is given none)
+const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
+oc_glue_hooks g_hooks = {nullptr, nullptr};
+
+struct GlueOp {
+  OrtCustomOp op;  // first member: ORT hands callbacks &op
+  const oc_op_def* def;
+  const oc_kernel* kernel;  // nullptr: the type guard (fails kernel creation, naming the types)
+  const int32_t* row;       // the binding's element types (the guard: those all bindings share, else 0)
+  std::vector<int32_t> guard_row;
+  bool cuda;
+  int32_t type_of[64];      // per output (shape inference): the input whose element type it has, -1
+  int32_t fixed_type[64];   // ... else the one type every binding gives it (0: none)
+};
+
+const GlueOp* G(const OrtCustomOp* op) { return reinterpret_cast<const GlueOp*>(op); }
+
+OrtStatus* make_status(const OrtApi* api, int code, const std::string& msg) {
+  return api->CreateStatus(code == OC_INVALID_ARGUMENT ? ORT_INVALID_ARGUMENT : ORT_FAIL, msg.c_str());
+}
+
+// ---- descriptions ------------------------------------------------------------------------------
+
+const char* cb_name(const OrtCustomOp* op) { return G(op)->def->name; }
+const char* cb_provider(const OrtCustomOp* op) { return G(op)->cuda ? kCudaProvider : nullptr; }
+size_t cb_in_count(const OrtCustomOp* op) { return (size_t)G(op)->def->n_inputs; }
+size_t cb_out_count(const OrtCustomOp* op) { return (size_t)G(op)->def->n_outputs; }
+ONNXTensorElementDataType cb_in_type(const OrtCustomOp* op, size_t i) {
+  return (ONNXTensorElementDataType)G(op)->row[i];
+}
+ONNXTensorElementDataType cb_out_type(const OrtCustomOp* op, size_t i) {
+  return (ONNXTensorElementDataType)G(op)->row[G(op)->def->n_inputs + i];
+}
+OrtCustomOpInputOutputCharacteristic cb_in_char(const OrtCustomOp* op, size_t i) {
+  return (OrtCustomOpInputOutputCharacteristic)G(op)->def->inputs[i].kind;
+}
+OrtCustomOpInputOutputCharacteristic cb_out_char(const OrtCustomOp* op, size_t i) {
+  return (OrtCustomOpInputOutputCharacteristic)G(op)->def->outputs[i].kind;
+}
+OrtMemType cb_in_mem(const OrtCustomOp* op, size_t i) {
+  return G(op)->def->inputs[i].cpu ? OrtMemTypeCPUInput : OrtMemTypeDefault;
+}
+const oc_io_def* last(const oc_io_def* ios, int32_t n) { return n > 0 ? &ios[n - 1] : nullptr; }
+int cb_in_min_arity(const OrtCustomOp* op) {
+  const oc_io_def* d = last(G(op)->def->inputs, G(op)->def->n_inputs);
+  return d && d->kind == OC_IO_VARIADIC ? d->min_arity : 1;
+}
+int cb_in_homogeneous(const OrtCustomOp* op) {
+  const oc_io_def* d = last(G(op)->def->inputs, G(op)->def->n_inputs);
+  return d && d->kind == OC_IO_VARIADIC ? d->homogeneous : 1;
+}
+int cb_out_min_arity(const OrtCustomOp* op) {
+  const oc_io_def* d = last(G(op)->def->outputs, G(op)->def->n_outputs);
+  return d && d->kind == OC_IO_VARIADIC ? d->min_arity : 1;
+}
+int cb_out_homogeneous(const OrtCustomOp* op) {
+  const oc_io_def* d = last(G(op)->def->outputs, G(op)->def->n_outputs);
+  return d && d->kind == OC_IO_VARIADIC ? d->homogeneous : 1;
+}
+int cb_since(const OrtCustomOp* op) { return G(op)->def->since; }
+int cb_until(const OrtCustomOp* op) { return G(op)->def->until; }
+
+// ---- kernel creation ---------------------------------------------------------------------------
+
+struct Kernel {
+  const GlueOp* g;
+  const OrtApi* api;
+  std::string node;
+  Attrs attrs;              // in the declaration's order
+  std::vector<oc_attr> ka;  // in the kernel's order (pointing into attrs)
+  void* state = nullptr;
+};
+
+std::string node_name(const OrtApi* api, const OrtKernelInfo* info) {
+  size_t n = 0;
+  OrtStatus* st = api->KernelInfo_GetNodeName(info, nullptr, &n);
+  if (st != nullptr || n == 0) {
+    if (st) api->ReleaseStatus(st);
+    return "";
+  }
+  std::string out(n, '\0');
+  st = api->KernelInfo_GetNodeName(info, &out[0], &n);
+  if (st != nullptr) {
+    api->ReleaseStatus(st);
+    return "";
+  }
+  out.resize(n > 0 ? n - 1 : 0);
+  return out;
+}
+
+std::string node_input_types(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* def) {
+  size_t n = 0;
+  std::string out;
+  OrtStatus* st = api->KernelInfo_GetInputCount(info, &n);
+  if (st) {
+    api->ReleaseStatus(st);
+    return out;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    OrtTypeInfo* ti = nullptr;
+    const OrtTensorTypeAndShapeInfo* tsi = nullptr;
+    ONNXTensorElementDataType t = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const char* text = "absent";
+    st = api->KernelInfo_GetInputTypeInfo(info, i, &ti);
+    if (st) api->ReleaseStatus(st);
+    if (!st && ti) {
+      text = "non-tensor";
+      st = api->CastTypeInfoToTensorInfo(ti, &tsi);
+      if (!st && tsi) st = api->GetTensorElementType(tsi, &t);
+      if (st) api->ReleaseStatus(st);
+      else if (tsi) text = dtype_text(t);
+      api->ReleaseTypeInfo(ti);
+    }
+    const char* name = def->inputs[i < (size_t)def->n_inputs ? i : def->n_inputs - 1].name;
+    out += format("%s%s: %s", i ? ", " : "", name, text);
+  }
+  return out;
+}
+
+void destroy_kernel(Kernel* k) {
+  if (k->state && k->g->kernel->destroy) k->g->kernel->destroy(k->state);
+  delete k;
+}
+
+OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info, void** out) {
+  const GlueOp* g = G(op);
+  const oc_op_def* def = g->def;
+  *out = nullptr;
+  try {
+    std::unique_ptr<Kernel> k(new Kernel());
+    k->g = g;
+    k->api = api;
+    k->node = node_name(api, info);
+    if (g->kernel == nullptr)
+      return make_status(api, OC_INVALID_ARGUMENT,
+                         where(def, k->node, format("no kernel for input types (%s); %s accepts %s",
+                                                    node_input_types(api, info, def).c_str(), def->name,
+                                                    def->accepted ? def->accepted : "other types")));
+    std::string err;
+    if (!read_attrs(api, info, def, &k->attrs, &err)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
+    if (def->host_checks && g_hooks.check_attrs) {
+      char* msg = nullptr;
+      const int rc = g_hooks.check_attrs(def, k->attrs.values.data(), &msg);
+      if (rc != OC_OK) {
+        std::string m = msg ? msg : "invalid attribute";
+        free(msg);
+        return make_status(api, rc, where(def, k->node, m));
+      }
+    }
+    k->ka = kernel_order(g->kernel, def, k->attrs);
+    const oc_kernel* kd = g->kernel;
+    if (kd->create) {
+      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, g->row, k->ka);
+      const int rc = r.create(&k->state);
+      if (rc != OC_OK) return make_status(api, rc, where(def, k->node, r.message()));
+    }
+    *out = k.release();
+    return nullptr;
+  } catch (const std::bad_alloc&) {
+    return make_status(api, OC_FAIL, where(def, "", "out of memory at kernel creation"));
+  }
+}
+
+void cb_destroy(void* kernel) { destroy_kernel(static_cast<Kernel*>(kernel)); }
+
+// ---- the per-run trampoline --------------------------------------------------------------------
+
+enum { kStackInputs = 16 };
+
+class OrtRun : public Run {
+ public:
+  OrtRun(const Kernel* k, OrtKernelContext* ctx)
+      : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {}
+  ~OrtRun() override {
+    if (alloc_) api_->ReleaseAllocator(alloc_);
+  }
+
+  OrtStatus* run();
+
+ protected:
+  int alloc_output(int32_t i, const int64_t* shape, int32_t rank, void** data) override {
+    if ((size_t)i >= node_outputs_) return OC_OK;  // an optional output the node omits
+    OrtValue* v = nullptr;
+    OrtStatus* st = api_->KernelContext_GetOutput(ctx_, (size_t)i, shape, (size_t)rank, &v);
+    if (!st && v) st = api_->GetTensorMutableData(v, data);
+    return st ? status_fail(st) : OC_OK;
+  }
+  int alloc_device_scratch(size_t bytes, void** data) override;
+  void free_device_scratch(void* p) override {
+    if (alloc_) release(api_->AllocatorFree(alloc_, p));
+  }
+  void run_tasks(size_t n, oc_task_fn fn, void* arg) override {
+    OrtStatus* st = api_->KernelContext_ParallelFor(ctx_, fn, n, 0, arg);
+    if (st == nullptr) return;
+    api_->ReleaseStatus(st);  // no pool: run them here
+    for (size_t i = 0; i < n; ++i) fn(arg, i);
+  }
+  bool output_wanted(int32_t i) const override { return (size_t)i < node_outputs_ && Run::output_wanted(i); }
+
+ private:
+  void release(OrtStatus* st) {
+    if (st) api_->ReleaseStatus(st);
+  }
+  int status_fail(OrtStatus* st) {
+    const int rc = fail(OC_FAIL, api_->GetErrorMessage(st));
+    api_->ReleaseStatus(st);
+    return rc;
+  }
+  OrtStatus* read_input(size_t i, oc_tensor* t, int64_t* dims);
+
+  const Kernel* k_;
+  const OrtApi* api_;
+  OrtKernelContext* ctx_;
+  size_t node_outputs_ = 0;
+  const OrtMemoryInfo* mem_ = nullptr;  // of the first device input (device scratch)
+  OrtAllocator* alloc_ = nullptr;
+};
+
+OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
+  const OrtValue* v = nullptr;
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  size_t rank = 0, count = 0;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  memset(t, 0, sizeof *t);
+  t->shape = dims;
+  OrtStatus* st = api_->KernelContext_GetInput(ctx_, i, &v);
+  if (st || v == nullptr) return st;  // absent: an optional input the node leaves out
+  st = api_->GetTensorTypeAndShape(v, &info);
+  if (st) return st;
+  st = api_->GetDimensionsCount(info, &rank);
+  if (!st && rank > OC_MAX_RANK) {
+    api_->ReleaseTensorTypeAndShapeInfo(info);
+    const oc_io_def& d = k_->g->def->inputs[i < (size_t)k_->g->def->n_inputs ? i : k_->g->def->n_inputs - 1];
+    return make_status(api_, OC_INVALID_ARGUMENT,
+                       where(k_->g->def, k_->node, format("input %s has rank %zu; ortcustom kernels take at most %d dims",
+                                                          d.name, rank, OC_MAX_RANK)));
+  }
+  if (!st) st = api_->GetDimensions(info, dims, rank);
+  if (!st) st = api_->GetTensorElementType(info, &type);
+  if (!st) st = api_->GetTensorShapeElementCount(info, &count);
+  api_->ReleaseTensorTypeAndShapeInfo(info);
+  if (!st) st = api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
+  if (st) return st;
+  t->rank = (int32_t)rank;
+  t->dtype = (int32_t)type;
+  t->size = (int64_t)count;
+  t->present = 1;
+  t->device = OC_CPU;
+  const oc_op_def* def = k_->g->def;
+  if (k_->g->cuda && !def->inputs[i < (size_t)def->n_inputs ? i : def->n_inputs - 1].cpu) {
+    t->device = OC_CUDA;
+    if (mem_ == nullptr) {
+      OrtStatus* ms = api_->GetTensorMemoryInfo(v, &mem_);
+      if (ms) {
+        mem_ = nullptr;
+        api_->ReleaseStatus(ms);
+      }
+    }
+  }
+  return nullptr;
+}
+
+int OrtRun::alloc_device_scratch(size_t bytes, void** data) {
+  if (g_api18 == nullptr) return fail(OC_FAIL, "device scratch memory needs ONNX Runtime >= 1.18");
+  if (mem_ == nullptr) return fail(OC_FAIL, "device scratch memory needs an input on the device");
+  if (alloc_ == nullptr) {  // first, so that nothing is held when it fails
+    OrtStatus* st = api_->KernelContext_GetAllocator(ctx_, mem_, &alloc_);
+    if (st) {
+      alloc_ = nullptr;
+      return status_fail(st);
+    }
+  }
+  OrtStatus* st = nullptr;
+  try {  // ORT's arena throws when it is out of memory: never across the kernel's frames
+    st = g_api18->KernelContext_GetScratchBuffer(ctx_, mem_, bytes, data);
+  } catch (...) {
+    *data = nullptr;
+    return fail(OC_OUT_OF_MEMORY, "ONNX Runtime could not allocate the memory");
+  }
+  if (st) return status_fail(st);
+  return *data ? OC_OK : fail(OC_OUT_OF_MEMORY, "ONNX Runtime returned no memory");
+}
+
+OrtStatus* OrtRun::run() {
+  const oc_op_def* def = k_->g->def;
+  size_t n_in = 0;
+  OrtStatus* st = api_->KernelContext_GetInputCount(ctx_, &n_in);
+  if (!st) st = api_->KernelContext_GetOutputCount(ctx_, &node_outputs_);
+  if (st) return st;
+  const size_t given = n_in;
+  if (n_in < (size_t)def->n_inputs) n_in = (size_t)def->n_inputs;  // trailing omitted optional inputs
+  oc_tensor stack_in[kStackInputs];
+  int64_t stack_dims[kStackInputs][OC_MAX_RANK];
+  std::unique_ptr<oc_tensor[]> heap_in;
+  std::unique_ptr<int64_t[]> heap_dims;
+  oc_tensor* ins = stack_in;
+  int64_t* dims = &stack_dims[0][0];
+  if (n_in > kStackInputs) {
+    heap_in.reset(new (std::nothrow) oc_tensor[n_in]);
+    heap_dims.reset(new (std::nothrow) int64_t[n_in * OC_MAX_RANK]);
+    if (!heap_in || !heap_dims) return make_status(api_, OC_FAIL, where(def, k_->node, "out of memory"));
+    ins = heap_in.get();
+    dims = heap_dims.get();
+  }
+  for (size_t i = 0; i < n_in; ++i) {
+    if (i >= given) {
+      memset(&ins[i], 0, sizeof ins[i]);
+      ins[i].shape = dims + i * OC_MAX_RANK;
+      continue;
+    }
+    st = read_input(i, &ins[i], dims + i * OC_MAX_RANK);
+    if (st) return st;
+  }
+  c.inputs = ins;
+  c.n_inputs = (int32_t)n_in;
+  c.n_outputs = (int32_t)(node_outputs_ > (size_t)def->n_outputs ? node_outputs_ : (size_t)def->n_outputs);
+  c.attrs = k_->ka.data();
+  c.n_attrs = (int32_t)k_->ka.size();
+  c.state = k_->state;
+  c.dtypes = k_->g->row;
+  if (k_->g->cuda) {
+    st = api_->KernelContext_GetGPUComputeStream(ctx_, &c.stream);
+    if (!st && c.stream == nullptr)
+      return make_status(api_, OC_FAIL, where(def, k_->node, "ONNX Runtime gave no CUDA stream to run on"));
+    if (st) return st;
+    int id = 0;
+    if (mem_) {
+      OrtStatus* ms = api_->MemoryInfoGetId(mem_, &id);
+      if (ms) api_->ReleaseStatus(ms);
+      else c.device_id = id;
+    }
+  }
+  const int rc = compute();
+  return rc == OC_OK ? nullptr : make_status(api_, rc, where(def, k_->node, message()));
+}
+
+OrtStatus* cb_compute(void* kernel, OrtKernelContext* ctx) {
+  const Kernel* k = static_cast<const Kernel*>(kernel);
+  try {
+    OrtRun r(k, ctx);
+    return r.run();
+  } catch (const std::bad_alloc&) {
+    return make_status(k->api, OC_FAIL, where(k->g->def, k->node, "out of memory"));
+  }
+}
+
+// ---- shape inference ---------------------------------------------------------------------------
+
+std::atomic<unsigned long> g_unknown_dims{0};
+
+void copy_shape(const OrtApi* api, OrtShapeInferContext* ctx, const GlueOp* g, int32_t o) {
+  const oc_op_def* def = g->def;
+  const int32_t src = def->outputs[o].shape_of;
+  OrtTensorTypeAndShapeInfo* in = nullptr;
+  size_t rank = 0;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  OrtStatus* st = api->ShapeInferContext_GetInputTypeShape(ctx, (size_t)src, &in);
+  if (st || in == nullptr) {
+    if (st) api->ReleaseStatus(st);
+    return;
+  }
+  int64_t dims[OC_MAX_RANK];
+  const char* names[OC_MAX_RANK];
+  st = api->GetDimensionsCount(in, &rank);
+  // ORT reports an input of unknown shape as rank 0: declare nothing rather than a wrong shape
+  if (!st && (rank == 0 || rank > OC_MAX_RANK)) return;
+  if (!st) st = api->GetDimensions(in, dims, rank);
+  if (!st) st = api->GetSymbolicDimensions(in, names, rank);
+  if (!st) st = api->GetTensorElementType(in, &type);
+  if (st) {
+    api->ReleaseStatus(st);
+    return;
+  }
+  int32_t out_type = g->type_of[o] >= 0 ? -1 : g->fixed_type[o];
+  if (g->type_of[o] >= 0) {
+    if (g->type_of[o] == src) {
+      out_type = (int32_t)type;
+    } else {
+      OrtTensorTypeAndShapeInfo* other = nullptr;
+      ONNXTensorElementDataType t = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+      st = api->ShapeInferContext_GetInputTypeShape(ctx, (size_t)g->type_of[o], &other);
+      if (!st && other) st = api->GetTensorElementType(other, &t);
+      if (st) api->ReleaseStatus(st);
+      out_type = st || !other ? 0 : (int32_t)t;
+    }
+  }
+  if (out_type <= 0) return;
+  // An unknown dim (no value, no name) gets a name of its own: ORT takes two dims of one name as
+  // one size, so a name shared by nodes (or none: ORT then writes -1) would be wrong.
+  std::string fresh[OC_MAX_RANK];
+  for (size_t d = 0; d < rank; ++d) {
+    if (dims[d] < 0 && (names[d] == nullptr || names[d][0] == 0)) {
+      fresh[d] = format("ortcustom_unk_%lu", g_unknown_dims.fetch_add(1) + 1);
+      names[d] = fresh[d].c_str();
+    } else if (names[d] == nullptr) {
+      names[d] = "";
+    }
+  }
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  st = api->CreateTensorTypeAndShapeInfo(&info);
+  if (!st) st = api->SetTensorElementType(info, (ONNXTensorElementDataType)out_type);
+  if (!st) st = api->SetDimensions(info, dims, rank);
+  if (!st) st = api->SetSymbolicDimensions(info, names, rank);
+  if (!st) st = api->ShapeInferContext_SetOutputTypeShape(ctx, (size_t)o, info);
+  if (st) api->ReleaseStatus(st);
+  if (info) api->ReleaseTensorTypeAndShapeInfo(info);
+}
+
+OrtStatus* cb_infer(const OrtCustomOp* op, OrtShapeInferContext* ctx) {
+  // ORT ignores (and leaks) a status returned from here: an output whose shape cannot be said is
+  // left unknown, never declared wrong.
+  const GlueOp* g = G(op);
+  const OrtApi* api = g_api;
+  if (api == nullptr) return nullptr;
+  try {
+    if (g->def->host_shapes) {
+      if (g_hooks.infer_shapes) g_hooks.infer_shapes(g->def, api, ctx);
+      return nullptr;
+    }
+    for (int32_t o = 0; o < g->def->n_outputs && o < 64; ++o)
+      if (g->def->outputs[o].shape_of >= 0 && g->def->outputs[o].kind != OC_IO_VARIADIC) copy_shape(api, ctx, g, o);
+  } catch (...) {
+  }
+  return nullptr;
+}
+
+// ---- building and registering ------------------------------------------------------------------
+
+bool older_runtime(const OrtApiBase* base, int minor) {
+  int major = 0, mnr = 0;
+  return sscanf(base->GetVersionString(), "%d.%d", &major, &mnr) == 2 && major == 1 && mnr < minor;
+}
+
+// ORT 1.17-1.23 dereference a missing optional input's type when they set up a custom op's shape
+// inference, and crash, if a later input is given (`X, "", scale`): there, such ops get none.
+bool shape_fn_safe(const oc_op_def* def, const OrtApiBase* base) {
+  bool inner_optional = false;
+  for (int32_t i = 0; i + 1 < def->n_inputs; ++i) inner_optional |= def->inputs[i].kind == OC_IO_OPTIONAL;
+  return !inner_optional || !older_runtime(base, 24);
+}
+
+GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const int32_t* row, bool cuda, bool shapes) {
+  GlueOp* g = new GlueOp();
+  memset(&g->op, 0, sizeof g->op);
+  g->def = def;
+  g->kernel = kernel;
+  g->cuda = cuda;
+  const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
+  if (row == nullptr) {  // the guard: any type where the bindings differ
+    g->guard_row.assign(def->bindings, def->bindings + (def->n_bindings > 0 ? width : 0));
+    g->guard_row.resize((size_t)width, 0);
+    for (int32_t b = 1; b < def->n_bindings; ++b)
+      for (int32_t j = 0; j < width; ++j)
+        if (def->bindings[b * width + j] != g->guard_row[j]) g->guard_row[j] = 0;
+    row = g->guard_row.data();
+  }
+  g->row = row;
+  for (int32_t o = 0; o < def->n_outputs && o < 64; ++o) {
+    g->type_of[o] = -1;
+    g->fixed_type[o] = def->n_bindings > 0 ? def->bindings[n_in + o] : 0;
+    for (int32_t b = 1; b < def->n_bindings; ++b)
+      if (def->bindings[b * width + n_in + o] != g->fixed_type[o]) g->fixed_type[o] = 0;
+    for (int32_t i = 0; i < n_in && g->type_of[o] < 0 && g->fixed_type[o] == 0; ++i) {
+      bool same = true;
+      for (int32_t b = 0; b < def->n_bindings && same; ++b) {
+        const int32_t* r = def->bindings + b * width;
+        same = r[i] == r[n_in + o];
+      }
+      if (same) g->type_of[o] = i;
+    }
+  }
+  OrtCustomOp& op = g->op;
+  op.version = kOpVersion;
+  op.GetName = cb_name;
+  op.GetExecutionProviderType = cb_provider;
+  op.GetInputType = cb_in_type;
+  op.GetInputTypeCount = cb_in_count;
+  op.GetOutputType = cb_out_type;
+  op.GetOutputTypeCount = cb_out_count;
+  op.GetInputCharacteristic = cb_in_char;
+  op.GetOutputCharacteristic = cb_out_char;
+  op.GetInputMemoryType = cb_in_mem;
+  op.GetVariadicInputMinArity = cb_in_min_arity;
+  op.GetVariadicInputHomogeneity = cb_in_homogeneous;
+  op.GetVariadicOutputMinArity = cb_out_min_arity;
+  op.GetVariadicOutputHomogeneity = cb_out_homogeneous;
+  op.CreateKernelV2 = cb_create;
+  op.KernelComputeV2 = cb_compute;
+  op.KernelDestroy = cb_destroy;
+  if (shapes) op.InferOutputShapeFn = cb_infer;
+  op.GetStartVersion = cb_since;
+  op.GetEndVersion = cb_until;
+  return g;
+}
+
+// Per op: one OrtCustomOp per binding and provider (CPU when it has a CPU kernel, CUDA when it has
+// a CUDA one), then the type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel
+// for), last so that ORT picks the exact bindings first.
+std::vector<GlueOp*> make_ops(const oc_op_def* def, const OrtApiBase* base) {
+  std::vector<GlueOp*> out;
+  const bool shapes = shape_fn_safe(def, base);
+  const int32_t width = def->n_inputs + def->n_outputs;
+  for (int device = 0; device < 2; ++device) {
+    const oc_kernel* k = device ? def->cuda : def->cpu;
+    if (k == nullptr) continue;
+    for (int32_t b = 0; b < def->n_bindings; ++b) out.push_back(make_op(def, k, def->bindings + b * width, device == 1, shapes));
+  }
+  out.push_back(make_op(def, nullptr, nullptr, false, shapes));
+  return out;
+}
+
+std::mutex g_mu;
+// Never released: the options and every session made from them point at them. One per def,
+// shared by every SessionOptions it is added to (memory stays bounded).
+std::unordered_map<const oc_domain_def*, OrtCustomOpDomain*>* g_domains = nullptr;
+
+}  // namespace
+
+}  // namespace oc_glue
+
+using namespace oc_glue;
+
+extern "C" void oc_glue_set_hooks(const oc_glue_hooks* hooks) { g_hooks = *hooks; }
+
+extern "C" int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel, char* message, size_t cap) {
+  std::string why = check_kernel(op, kernel);
+  if (why.empty()) return 0;
+  snprintf(message, cap, "%s", why.c_str());
+  return -1;
+}
+
+extern "C" OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
+                                       const oc_domain_def* const* domains, int32_t n_domains) {
+  const OrtApi* api = base->GetApi(ORTCUSTOM_ORT_API_VERSION);
+  if (api == nullptr) {  // an older runtime: its first table can still make the status
+    return base->GetApi(1)->CreateStatus(
+        ORT_FAIL, format("ortcustom's custom ops need ONNX Runtime >= 1.%d; this one is %s",
+                         ORTCUSTOM_ORT_API_VERSION, base->GetVersionString()).c_str());
+  }
+  try {
+    std::lock_guard<std::mutex> lock(g_mu);
+    g_api = api;
+    if (g_api18 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_OPTIONAL))
+      g_api18 = base->GetApi(ORTCUSTOM_ORT_API_OPTIONAL);  // an older ORT would print an error
+    if (g_domains == nullptr) g_domains = new std::unordered_map<const oc_domain_def*, OrtCustomOpDomain*>();
+    for (int32_t d = 0; d < n_domains; ++d) {
+      const oc_domain_def* dom = domains[d];
+      OrtCustomOpDomain*& ort_dom = (*g_domains)[dom];
+      if (ort_dom == nullptr) {
+        for (int32_t i = 0; i < dom->n_ops; ++i) {
+          const oc_op_def* def = dom->ops[i];
+          for (const oc_kernel* k : {def->cpu, def->cuda}) {
+            const std::string why = k ? check_kernel(def, k) : std::string();
+            if (!why.empty()) {
+              g_domains->erase(dom);
+              return api->CreateStatus(ORT_FAIL, format("ortcustom: %s::%s: %s", dom->name, def->name, why.c_str()).c_str());
+            }
+          }
+        }
+        OrtCustomOpDomain* made = nullptr;
+        OrtStatus* st = api->CreateCustomOpDomain(dom->name, &made);
+        if (st) {
+          g_domains->erase(dom);
+          return st;
+        }
+        for (int32_t i = 0; i < dom->n_ops && !st; ++i)
+          for (GlueOp* g : make_ops(dom->ops[i], base))
+            if (!st) st = api->CustomOpDomain_Add(made, &g->op);  // GlueOps live for the process
+        if (st) {
+          api->ReleaseCustomOpDomain(made);  // no options refer to it yet
+          g_domains->erase(dom);
+          return st;
+        }
+        ort_dom = made;
+      }
+      OrtStatus* st = api->AddCustomOpDomain(options, ort_dom);
+      if (st) return st;
+    }
+    return nullptr;
+  } catch (const std::bad_alloc&) {
+    return api->CreateStatus(ORT_FAIL, "ortcustom: out of memory registering custom ops");
+  }
+}

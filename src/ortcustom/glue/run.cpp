@@ -1,0 +1,211 @@
+// The kernel contract, checked at the boundary (run.hpp).
+#include "run.hpp"
+
+#include <stdlib.h>
+#include <string.h>
+
+namespace oc_glue {
+
+namespace {
+thread_local int t_in_task = 0;  // > 0 while this thread runs a parallel_for task
+}
+
+std::string vformat(const char* fmt, va_list ap) {
+  va_list again;
+  va_copy(again, ap);
+  char small[256];
+  int n = vsnprintf(small, sizeof small, fmt, ap);
+  std::string out;
+  if (n < 0) {
+    out = "(unprintable message)";
+  } else if ((size_t)n < sizeof small) {
+    out.assign(small, (size_t)n);
+  } else {
+    out.resize((size_t)n + 1);
+    vsnprintf(&out[0], out.size(), fmt, again);
+    out.resize((size_t)n);
+  }
+  va_end(again);
+  return out;
+}
+
+std::string format(const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string out = vformat(fmt, ap);
+  va_end(ap);
+  return out;
+}
+
+std::string shape_text(const int64_t* shape, int32_t rank) {
+  std::string s = "(";
+  for (int32_t i = 0; i < rank; ++i) s += format(i ? ", %lld" : "%lld", (long long)shape[i]);
+  return s + (rank == 1 ? ",)" : ")");
+}
+
+const char* dtype_text(int32_t t) {
+  switch (t) {
+    case OC_FLOAT: return "float";
+    case OC_DOUBLE: return "double";
+    case OC_FLOAT16: return "float16";
+    case OC_BFLOAT16: return "bfloat16";
+    case OC_INT8: return "int8";
+    case OC_UINT8: return "uint8";
+    case OC_INT16: return "int16";
+    case OC_UINT16: return "uint16";
+    case OC_INT32: return "int32";
+    case OC_UINT32: return "uint32";
+    case OC_INT64: return "int64";
+    case OC_UINT64: return "uint64";
+    case OC_BOOL: return "bool";
+    case OC_UNDEFINED: return "any";
+    default: return "unknown";
+  }
+}
+
+std::string where(const oc_op_def* op, const std::string& node, const std::string& message) {
+  if (node.empty()) return std::string(op->name) + ": " + message;
+  return std::string(op->name) + " (node '" + node + "'): " + message;
+}
+
+Run::Run(const oc_op_def* op, const oc_kernel* kernel, int32_t device) : op_(op), kernel_(kernel) {
+  memset(&frame_.c, 0, sizeof frame_.c);
+  frame_.self = this;
+  c.host = &kHost;
+  c.device = device;
+  c.op_name = op->name;
+  c.host_data = op->host_data;
+  c.n_outputs = op->n_outputs;
+}
+
+const oc_host Run::kHost = {OC_ABI_VERSION, &Run::host_output, &Run::host_parallel_for,
+                            &Run::host_scratch, &Run::host_fail};
+
+int Run::fail(int code, std::string message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (code_ == OC_OK) {
+    code_ = code != OC_OK ? code : OC_FAIL;
+    msg_ = std::move(message);
+  }
+  return code;
+}
+
+const char* Run::output_name(int32_t i) const {
+  return op_->outputs[i < op_->n_outputs ? i : op_->n_outputs - 1].name;
+}
+
+bool Run::output_wanted(int32_t i) const {
+  return op_->outputs[i < op_->n_outputs ? i : op_->n_outputs - 1].kind != OC_IO_OPTIONAL;
+}
+
+int Run::host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data) {
+  Run* r = of(ctx);
+  *data = nullptr;
+  if (t_in_task) return r->fail(OC_FAIL, "oc_output was called from a parallel_for task (not allowed)");
+  if (i < 0 || i >= ctx->n_outputs)
+    return r->fail(OC_FAIL, format("the kernel asked for output %d; the op has %d", i, ctx->n_outputs));
+  const char* name = r->output_name(i);
+  if (rank < 0 || rank > OC_MAX_RANK || (rank > 0 && shape == nullptr))
+    return r->fail(OC_FAIL, format("output %s: the kernel gave rank %d; outputs have rank 0 to %d", name,
+                                   rank, OC_MAX_RANK));
+  for (int32_t d = 0; d < rank; ++d)
+    if (shape[d] < 0)
+      return r->fail(OC_FAIL, format("output %s: the kernel gave shape %s (a negative dim)", name,
+                                     shape_text(shape, rank).c_str()));
+  if (i < 64) {
+    if (r->allocated_ & (uint64_t(1) << i))
+      return r->fail(OC_FAIL, format("output %s: the kernel asked for it twice", name));
+    r->allocated_ |= uint64_t(1) << i;
+  }
+  if (i < r->op_->n_outputs && r->op_->outputs[i].shape_of >= 0) {
+    const int32_t src = r->op_->outputs[i].shape_of;
+    const oc_tensor& x = ctx->inputs[src];
+    bool same = x.present && x.rank == rank;
+    for (int32_t d = 0; same && d < rank; ++d) same = x.shape[d] == shape[d];
+    if (x.present && !same)
+      return r->fail(OC_FAIL, format("output %s: the kernel gave shape %s; the op declares it has the shape "
+                                     "of input %s, %s", name, shape_text(shape, rank).c_str(),
+                                     r->op_->inputs[src].name, shape_text(x.shape, x.rank).c_str()));
+  }
+  return r->alloc_output(i, shape, rank, data);
+}
+
+struct TaskCall {
+  oc_task_fn fn;
+  void* arg;
+};
+
+void Run::task(void* arg, size_t i) {
+  const TaskCall* t = static_cast<const TaskCall*>(arg);
+  ++t_in_task;
+  t->fn(t->arg, i);
+  --t_in_task;
+}
+
+void Run::host_parallel_for(oc_context* ctx, size_t n, oc_task_fn fn, void* arg) {
+  Run* r = of(ctx);
+  if (t_in_task) {
+    r->fail(OC_FAIL, "oc_parallel_for was called from a parallel_for task (not allowed); its tasks ran serially");
+    for (size_t i = 0; i < n; ++i) fn(arg, i);
+    return;
+  }
+  TaskCall t = {fn, arg};
+  if (n <= 1) {
+    if (n == 1) task(&t, 0);
+    return;
+  }
+  r->run_tasks(n, &Run::task, &t);
+}
+
+int Run::host_scratch(oc_context* ctx, size_t bytes, void** data) {
+  Run* r = of(ctx);
+  *data = nullptr;
+  if (r->creating_) return r->fail(OC_FAIL, "create has no scratch memory (allocate what the kernel keeps itself)");
+  std::unique_lock<std::mutex> lock(r->mu_);
+  if (r->n_scratch_ == kMaxScratch) {
+    lock.unlock();
+    return r->fail(OC_FAIL, format("the kernel asked for more than %d scratch buffers", (int)kMaxScratch));
+  }
+  int rc = OC_OK;
+  if (ctx->device == OC_CPU) {
+    *data = aligned_alloc(64, ((bytes ? bytes : 1) + 63) / 64 * 64);
+    if (*data == nullptr) rc = OC_OUT_OF_MEMORY;
+  } else {
+    rc = r->alloc_device_scratch(bytes, data);
+  }
+  if (rc != OC_OK) {
+    lock.unlock();
+    *data = nullptr;
+    return r->fail(rc, format("no scratch memory of %zu bytes", bytes));
+  }
+  r->scratch_[r->n_scratch_++] = *data;
+  return OC_OK;
+}
+
+int Run::host_fail(oc_context* ctx, int code, const char* message) {
+  return of(ctx)->fail(code, message ? message : "(no message)");
+}
+
+void Run::release_scratch() {
+  for (int i = 0; i < n_scratch_; ++i) {
+    if (c.device == OC_CPU)
+      free(scratch_[i]);
+    else
+      free_device_scratch(scratch_[i]);
+  }
+  n_scratch_ = 0;
+}
+
+int Run::compute() {
+  const int rc = kernel_->compute(&c);
+  release_scratch();
+  if (rc != OC_OK && code_ == OC_OK)
+    fail(rc, format("the kernel failed (status %d) without saying why", rc));
+  if (code_ != OC_OK) return code_;
+  for (int32_t i = 0; i < c.n_outputs && i < 64; ++i)
+    if (!(allocated_ & (uint64_t(1) << i)) && output_wanted(i))
+      return fail(OC_FAIL, format("the kernel returned without allocating output %s", output_name(i)));
+  return OC_OK;
+}
+
+}  // namespace oc_glue

@@ -1,0 +1,88 @@
+// One kernel run, whoever runs it (an ORT session or a direct call): the oc_context a kernel sees,
+// the host functions with every check of the kernel contract (ortcustom/kernel.h), and the one
+// place an error message is made. A front end derives from Run and supplies the allocations.
+#ifndef ORTCUSTOM_GLUE_RUN_HPP
+#define ORTCUSTOM_GLUE_RUN_HPP
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <mutex>
+#include <string>
+
+#include "ortcustom/op_def.h"
+
+namespace oc_glue {
+
+enum { kMaxScratch = 8 };  // scratch buffers one run may hold
+
+// printf into a std::string (no truncation: a message never ends inside a UTF-8 character).
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string vformat(const char* fmt, va_list ap);
+// "(2, 3)", as Python prints a shape ("(4,)" for one dim).
+std::string shape_text(const int64_t* shape, int32_t rank);
+const char* dtype_text(int32_t dtype);
+// "Op (node 'name'): message"; node may be empty (a direct call): "Op: message".
+std::string where(const oc_op_def* op, const std::string& node, const std::string& message);
+
+class Run {
+  // The context a kernel gets, first in a standard-layout frame: the host functions get their Run
+  // back from it (a Run itself has a vtable before its members).
+  struct Frame {
+    oc_context c;
+    Run* self;
+  } frame_;
+
+ public:
+  oc_context& c = frame_.c;
+
+  Run(const oc_op_def* op, const oc_kernel* kernel, int32_t device);
+  Run(const Run&) = delete;
+  Run& operator=(const Run&) = delete;
+  virtual ~Run() = default;
+
+  // Calls compute and checks what it left: returns OC_OK, or the code with message() set.
+  int compute();
+  int code() const { return code_; }
+  const std::string& message() const { return msg_; }
+  // Records an error (the first one is kept: it explains the others); returns code.
+  int fail(int code, std::string message);
+
+  static const oc_host kHost;
+
+ protected:
+  // what the front end provides
+  virtual int alloc_output(int32_t i, const int64_t* shape, int32_t rank, void** data) = 0;
+  virtual int alloc_device_scratch(size_t bytes, void** data) = 0;
+  virtual void free_device_scratch(void* p) = 0;
+  virtual void run_tasks(size_t n, oc_task_fn fn, void* arg) = 0;
+  // whether output i must be allocated by compute (the node uses it)
+  virtual bool output_wanted(int32_t i) const;
+
+  const oc_op_def* op_;
+  const oc_kernel* kernel_;
+  bool creating_ = false;  // a create: no outputs, no scratch
+
+ private:
+  static int host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data);
+  static void host_parallel_for(oc_context* ctx, size_t n, oc_task_fn fn, void* arg);
+  static int host_scratch(oc_context* ctx, size_t bytes, void** data);
+  static int host_fail(oc_context* ctx, int code, const char* message);
+  static void task(void* arg, size_t i);
+  static Run* of(oc_context* ctx) { return reinterpret_cast<Frame*>(ctx)->self; }
+  const char* output_name(int32_t i) const;
+  void release_scratch();
+
+  std::mutex mu_;  // fail and scratch may be called from parallel_for tasks
+  int code_ = OC_OK;
+  std::string msg_;
+  void* scratch_[kMaxScratch];
+  int n_scratch_ = 0;
+  uint64_t allocated_ = 0;  // outputs 0..63 given out (more: not tracked, not checked)
+  oc_task_fn task_fn_ = nullptr;
+  void* task_arg_ = nullptr;
+};
+
+}  // namespace oc_glue
+
+#endif  // ORTCUSTOM_GLUE_RUN_HPP
