@@ -78,6 +78,7 @@ class Goal:
     peer: str          # an impl key, or "best" (the fastest available non-info peer)
     max_ratio: float   # met when ours / peer <= max_ratio
     text: str
+    ours: str = "ours"  # which of ours: "ours" (the session through the Python module) or another impl
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,9 @@ def cases(quick: bool = False, cuda: bool = False) -> list[Case]:
             goals = (Goal("torch", 1.0, "ours / torch <= 1.0"),) + goals
         out.append(Case("group_norm", shape, "float32", _gn_groups(shape[1]), goals))
     out += _contrib_group_norm.cases(quick)
-    out.append(Case("dispatch", (2, 2), "float32", goals=(Goal("ort_identity", 1.15, "ours / Identity <= 1.15"),)))
+    out.append(Case("dispatch", (2, 2), "float32", goals=(Goal("ort_identity", 1.15, "ours / Identity <= 1.15"),
+                                                          Goal("ort_identity", 1.1, "library / Identity <= 1.1",
+                                                               ours="ours_library"))))
     if cuda:
         cinv = [(256, 4), (64, 16), (4, 64)] if quick else [(65536, 4), (4096, 16), (256, 64)]
         out += [Case("cuda_inverse", bn, "float32", goals=(Goal("cupy", 1.0, "ours / cupy.linalg.inv <= 1.0"),))
@@ -221,6 +224,7 @@ class Impl:
 LABELS = {
     "ours": "ours (ORT session)",
     "ours_direct": "ours direct call (info)",
+    "ours_library": "ours, plain library (no Python)",
     "ort_builtin": "ORT com.microsoft Inverse",
     "ort_extensions": "ORT-extensions Inverse",
     "numpy": "numpy.linalg.inv",
@@ -237,12 +241,12 @@ LABELS = {
 IMPLS = {
     "inverse": ("ours", "ort_builtin", "ort_extensions", "numpy", "torch", "ours_direct"),
     "group_norm": ("ours", "ort_group_norm", "torch", "ours_direct"),
-    "dispatch": ("ours", "ort_identity"),
+    "dispatch": ("ours", "ours_library", "ort_identity"),
     "cuda_inverse": ("ours_cuda", "cupy", "torch_cuda", "ours_direct_cuda"),
     "cuda_group_norm": ("ours_cuda", "copy", "torch_cuda", "ours_direct_cuda"),
 }
 OURS = {"ours", "ours_cuda"}
-INFO = {"ours_direct", "ours_direct_cuda"}
+INFO = {"ours_direct", "ours_direct_cuda", "ours_library"}  # not peers; goals may name them as `ours`
 
 
 def _add_group(module) -> None:
@@ -358,6 +362,18 @@ def make_impl(case: Case, key: str) -> Impl:
     if key == "ours":
         sess = _ours_session(case)
         return Impl(key, label, lambda: sess.run(None, feeds), keep=(sess,))
+    if key == "ours_library":  # the same op through ortcustom's plain library, as a C++ host loads it
+        import onnxruntime as ort
+
+        import ortcustom
+        from ortcustom.ops import Inverse
+        from ortcustom.testing import make_model
+
+        so = ort.SessionOptions()
+        so.register_custom_ops_library(ortcustom.get_library_path())
+        model = make_model(Inverse, _domain(), {"X": (DTYPES[case.dtype], case.x_shape)})
+        sess = _session(model.SerializeToString(), so)
+        return Impl(key, label, lambda: sess.run(None, feeds), keep=(sess,))
     if key == "ours_direct":
         import ortcustom.kernels as k
 
@@ -429,12 +445,12 @@ def cuda_unavailable_reason() -> str | None:
     except Exception as e:
         return f"no usable CUDA GPU ({e})"
     import ortcustom
-    from ortcustom import _kernels
+    from ortcustom.native import builtin_info
 
     if not ortcustom.build_info()["cuda"]:
         return "this ortcustom was built without CUDA (build_info()['cuda'] is False)"
-    if _kernels.cuda_device_count() == 0:
-        return "ortcustom sees no CUDA device (_kernels.cuda_device_count() == 0)"
+    if builtin_info("cuda_device_count") == 0:
+        return "ortcustom sees no CUDA device (none usable now)"
     import onnxruntime as ort
 
     if "CUDAExecutionProvider" not in ort.get_available_providers():

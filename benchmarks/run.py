@@ -145,13 +145,16 @@ def ratios(case: C.Case, rows: list[dict]) -> dict[str, float]:
     out = {k: ours / v for k, v in t.items() if k not in C.OURS and k not in C.INFO}
     if out:
         out["best"] = max(out.values())  # largest ratio = fastest peer
+    for g in case.goals:  # a goal for another of ours (e.g. the plain library): "<ours>/<peer>"
+        if g.ours != "ours" and g.ours in t and g.peer in t:
+            out[f"{g.ours}/{g.peer}"] = t[g.ours] / t[g.peer]
     return out
 
 
 def evaluate(case: C.Case, r: dict[str, float], quick: bool) -> list[tuple[C.Goal, float | None, str]]:
     res = []
     for g in case.goals:
-        v = r.get(g.peer)
+        v = r.get(g.peer if g.ours == "ours" else f"{g.ours}/{g.peer}")
         if v is None:
             status = "n/a (peer or ours did not run)"
         elif quick:
@@ -229,11 +232,12 @@ def plot(results, path: str, title: str) -> None:
         start = x
         for j, k in enumerate(ks):
             xc = start + j * width
-            ax.bar(xc, r[k], width, color=colors[k], label=None if k in seen else
-                   ("best peer" if k == "best" else C.LABELS[k]))
+            ours, _, peer = k.rpartition("/")  # "<another of ours>/<peer>": that one's ratio
+            name = "best peer" if k == "best" else C.LABELS[peer] + (f" ({C.LABELS[ours]})" if ours else "")
+            ax.bar(xc, r[k], width, color=colors[k], label=None if k in seen else name)
             seen.add(k)
             for g in case.goals:
-                if g.peer == k:
+                if (g.peer if g.ours == "ours" else f"{g.ours}/{g.peer}") == k:
                     ax.hlines(g.max_ratio, xc - width / 2, xc + width / 2, colors="red", linewidth=3,
                               label=None if "goal" in seen else "goal (ratio must be below)")
                     seen.add("goal")

@@ -99,3 +99,49 @@ def assert_inverse(x, y):
     bad = ~((err <= bound) & (res <= bound))  # NaN fails too
     assert not bad.any(), (f"{bad.sum()} of {len(bad)} {n}x{n} {x.dtype} inverses are off: relative error "
                            f"{err[bad][:3]}, residual {res[bad][:3]}, allowed {bound[bad][:3]}")
+
+
+def fused_unet_block(tmp_path):
+    """A Stable Diffusion ResNet block's group norms (conv, GroupNorm + SiLU, conv, a residual add
+    into GroupNorm + SiLU, conv; 32 groups, as there: the optimizer shipped with ORT 1.17 writes
+    groups=32 whatever the model says), exported by the TorchScript exporter (its
+    Reshape/InstanceNormalization/Reshape is what the fusion matches) and fused by
+    onnxruntime.transformers.optimizer into com.microsoft GroupNorm and SkipGroupNorm (its sum S
+    reused). Returns (model for the installed ORT, x, PyTorch's output)."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("sympy")  # the optimizer's symbolic shape inference (SkipGroupNorm fusion)
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+
+    from ortcustom.testing import for_runtime
+
+    silu = torch.nn.functional.silu
+
+    class UNetBlock(torch.nn.Module):
+        def __init__(self, c=64, groups=32):
+            super().__init__()
+            self.conv_in = torch.nn.Conv2d(4, c, 3, padding=1)
+            self.norm1, self.conv1 = torch.nn.GroupNorm(groups, c), torch.nn.Conv2d(c, c, 3, padding=1)
+            self.norm2, self.conv2 = torch.nn.GroupNorm(groups, c), torch.nn.Conv2d(c, c, 3, padding=1)
+            for norm in (self.norm1, self.norm2):
+                torch.nn.init.normal_(norm.weight)
+                torch.nn.init.normal_(norm.bias)
+
+        def forward(self, x):
+            h = self.conv_in(x)
+            t = h + self.conv1(silu(self.norm1(h)))
+            return self.conv2(silu(self.norm2(t))) + t
+
+    torch.manual_seed(0)
+    model = UNetBlock().eval()
+    x = torch.randn(2, 4, 16, 16)
+    path = str(tmp_path / "block.onnx")
+    torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17, input_names=["x"], output_names=["y"])
+    options = FusionOptions("unet")
+    options.enable_nhwc_conv = False  # NhwcConv is another CUDA-only contrib op
+    fused = optimize_model(path, model_type="unet", opt_level=0, optimization_options=options, use_gpu=False)
+    with torch.no_grad():
+        want = model(x).numpy()
+    return for_runtime(fused.model), x.numpy(), want

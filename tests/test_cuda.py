@@ -9,7 +9,8 @@ import onnxruntime as ort
 import pytest
 
 import ortcustom
-from ortcustom import _kernels, kernels
+from ortcustom import kernels
+from ortcustom.native import builtin_info
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import make_model
 
@@ -18,7 +19,7 @@ from helpers import assert_inverse, random_normal, row_cycled
 
 def _gpus():
     """How many CUDA GPUs this machine has, by whichever library can tell (0: none or no driver)."""
-    n = _kernels.cuda_device_count() if _kernels.cuda_built() else 0
+    n = builtin_info("cuda_device_count") if builtin_info("cuda_built") else 0
     try:
         import torch
 
@@ -37,7 +38,7 @@ def _gpus():
 if _gpus() == 0:
     pytest.skip("no CUDA GPU or driver on this machine", allow_module_level=True)
 cp = pytest.importorskip("cupy", reason="needs CuPy (pip install cupy-cuda13x)")
-if not _kernels.cuda_built():
+if not builtin_info("cuda_built"):
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]

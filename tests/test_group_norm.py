@@ -81,9 +81,9 @@ def test_num_groups_as_attribute_when_input_absent():
     ((2, 6, 4), 4, 6, 6, "num_groups must be positive and divide the 6 channels of X, got 4"),
     ((2, 6, 4), 0, 6, 6, "num_groups must be positive and divide the 6 channels of X, got 0"),
     ((2, 6, 4), -2, 6, 6, "got -2"),
-    ((2, 6, 4), 3, 5, 6, "input scale has shape (5); expected (C,) = (6,)"),
-    ((2, 6, 4), 3, 6, 7, "input bias has shape (7); expected (C,) = (6,)"),
-    ((6,), 3, 6, 6, "input X has shape (6); expected (N, C, ...)"),
+    ((2, 6, 4), 3, 5, 6, "input scale has shape (5,); expected (C,) = (6,)"),
+    ((2, 6, 4), 3, 6, 7, "input bias has shape (7,); expected (C,) = (6,)"),
+    ((6,), 3, 6, 6, "input X has shape (6,); expected (N, C, ...)"),
 ])
 def test_bad_input_is_a_clear_error_and_session_survives(x_shape, groups, c_scale, c_bias, expect):
     inputs = {"X": (np.float32, None), "num_groups": (np.int64, []), "scale": (np.float32, None),

@@ -72,7 +72,7 @@ def test_singular_gives_non_finite_and_session_survives(dtype):
     np.testing.assert_array_equal(sess.run(None, {"X": good})[0], good / 4)
 
 
-@pytest.mark.parametrize("shape, expect", [((3,), "has shape (3)"), ((2, 3), "has shape (2, 3)"),
+@pytest.mark.parametrize("shape, expect", [((3,), "has shape (3,)"), ((2, 3), "has shape (2, 3)"),
                                            ((4, 2, 3), "has shape (4, 2, 3)"), ((), "has shape ()")])
 def test_bad_shapes_are_ort_errors_naming_op_and_shape(shape, expect):
     dom = ortcustom.Domain("com.microsoft").add(Inverse)

@@ -1,8 +1,8 @@
-"""The dynamic symbols each extension module of the installed package exports (linker version
-scripts, src/ortcustom/*.map): `_customop` exactly its Python entry point and RegisterCustomOps
-(what ONNX Runtime looks up); any other module its Python entry point plus `ortcustom_kernel_*`
-(the kernel ABI, found by dlsym)."""
-import importlib.machinery
+"""The dynamic symbols of the installed package's binaries (linker version scripts): `_customop`
+exports exactly its Python entry point and RegisterCustomOps (what ONNX Runtime looks up when
+ortcustom.register hands it the module); the plain custom-op libraries (ortcustom/_kernels.so,
+ortcustom/ops/_contrib.so) export RegisterCustomOps, the kernel entries (`ortcustom_kernel_*`, found
+by dlsym) and `ortcustom_info_*`, and need nothing of Python."""
 import pathlib
 import shutil
 import subprocess
@@ -10,53 +10,49 @@ import sys
 
 import pytest
 
+import ortcustom
 from ortcustom import _customop
+from ortcustom.ops import contrib
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ELF modules and GNU version scripts"),
     pytest.mark.skipif(shutil.which("nm") is None, reason="needs nm (binutils)"),
 ]
 
-KERNEL_PREFIX = "ortcustom_kernel_"
+LIBRARIES = [pathlib.Path(ortcustom.get_library_path()), pathlib.Path(contrib.get_library_path())]
 
 
-def extension_modules() -> list[pathlib.Path]:
-    """Every extension module next to _customop (the installed package's, or an editable build's)."""
-    folder = pathlib.Path(_customop.__file__).parent
-    return sorted({p for suffix in importlib.machinery.EXTENSION_SUFFIXES for p in folder.glob("*" + suffix)})
-
-
-def exported(path: pathlib.Path) -> set[str]:
-    """Names of the symbols `path` defines in its dynamic symbol table (its exports)."""
-    out = subprocess.run(["nm", "-D", "--defined-only", str(path)], capture_output=True, text=True, check=True)
+def symbols(path: pathlib.Path, which: str) -> set[str]:
+    """Names in `path`'s dynamic symbol table: its exports (defined) or its imports (undefined)."""
+    out = subprocess.run(["nm", "-D", f"--{which}-only", str(path)], capture_output=True, text=True, check=True)
     # "<address> <type> <name>[@version]"
     return {line.split()[-1].split("@")[0] for line in out.stdout.splitlines() if line.strip()}
 
 
-def unexpected_exports(module: str, names: set[str]) -> set[str]:
-    if module == "_customop":
+def unexpected_exports(path: pathlib.Path, names: set[str]) -> set[str]:
+    if path.name.startswith("_customop"):
         return names - {"PyInit__customop", "RegisterCustomOps"}
-    return {n for n in names if n != f"PyInit_{module}" and not n.startswith(KERNEL_PREFIX)}
+    return {n for n in names if n != "RegisterCustomOps" and not n.startswith(("ortcustom_kernel_", "ortcustom_info_"))}
 
 
-def test_customop_is_found():
-    assert pathlib.Path(_customop.__file__) in extension_modules()
-
-
-@pytest.mark.parametrize("path", extension_modules(), ids=lambda p: p.name.split(".")[0])
+@pytest.mark.parametrize("path", [pathlib.Path(_customop.__file__)] + LIBRARIES, ids=lambda p: p.name.split(".")[0])
 def test_exports_only_entry_points(path):
-    module = path.name.split(".")[0]
-    names = exported(path)
-    assert f"PyInit_{module}" in names
-    if module == "_customop":
-        assert "RegisterCustomOps" in names
-    extra = unexpected_exports(module, names)
+    names = symbols(path, "defined")
+    assert "RegisterCustomOps" in names
+    extra = unexpected_exports(path, names)
     assert not extra, f"{path.name} exports more than its version script allows: {sorted(extra)[:20]}"
 
 
+@pytest.mark.parametrize("path", LIBRARIES, ids=lambda p: p.name.split(".")[0])
+def test_plain_libraries_need_no_python(path):
+    assert "ortcustom_kernel_inverse_cpu" in symbols(LIBRARIES[0], "defined")
+    python = {n for n in symbols(path, "undefined") if n.startswith(("Py", "_Py"))}
+    assert not python, f"{path.name} needs Python symbols: {sorted(python)[:10]}"
+
+
 def test_rule_catches_leaks():
-    # the check itself: what a module without a version script leaks is reported
-    assert unexpected_exports("_customop", {"PyInit__customop", "RegisterCustomOps", "oc_inverse_f32"}) == {
+    # the check itself: what a binary without a version script leaks is reported
+    assert unexpected_exports(pathlib.Path("_customop.so"), {"PyInit__customop", "RegisterCustomOps", "oc_inverse_f32"}) == {
         "oc_inverse_f32"}
-    assert unexpected_exports("_kernels", {"PyInit__kernels", "ortcustom_kernel_inverse", "RegisterCustomOps"}) == {
-        "RegisterCustomOps"}
+    assert unexpected_exports(LIBRARIES[0], {"ortcustom_kernel_inverse_cpu", "RegisterCustomOps", "oc_glue_register"}) == {
+        "oc_glue_register"}

@@ -29,7 +29,7 @@ def __getattr__(name):
 
 
 def get_include() -> str:
-    """The directory holding ortcustom/kernel.h (the kernel ABI), kernel.hpp and module.h."""
+    """The directory holding ortcustom/kernel.h (the kernel ABI), kernel.hpp and op_def.h."""
     import os
 
     return os.path.join(os.path.dirname(__file__), "include")

@@ -196,6 +196,8 @@ def config(what: str) -> int:
     inc = ortcustom.get_include()
     if what == "includedir":
         print(inc)
+    elif what == "gluedir":
+        print(os.path.join(os.path.dirname(ortcustom.__file__), "glue"))
     elif what == "cflags":
         print(f"-I{inc}")
     else:
@@ -233,9 +235,10 @@ def main(argv=None) -> int:
     p = sub.add_parser("new", help="write a meson-python package of your own native ops")
     p.add_argument("name", help="the package's (and its Python module's) name, e.g. myops")
     p.add_argument("--dir", default=".", help="where to write it (default: here)")
-    p = sub.add_parser("config", help="where the kernel headers are")
+    p = sub.add_parser("config", help="where the kernel headers (and the glue's sources, for a package's "
+                                       "plain library) are")
     g = p.add_mutually_exclusive_group(required=True)
-    for flag in ("cflags", "includedir", "pkgconfigdir"):
+    for flag in ("cflags", "includedir", "gluedir", "pkgconfigdir"):
         g.add_argument(f"--{flag}", dest="what", action="store_const", const=flag)
     p = sub.add_parser("library", help="the path of a package's plain custom-op library (no Python): for "
                                         "C/C++, C#, Java, a Dockerfile or Triton's op_library_filename")

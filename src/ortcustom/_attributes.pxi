@@ -61,7 +61,7 @@ cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** messa
     try:
         values = attrs_to_dict(op, attrs)
         for a in op.attrs:
-            if a.check is not None:
+            if a.check is not None:  # bounds and choices: the glue checked them already
                 try:
                     a.check(values[a.name])
                 except (ValueError, TypeError) as e:

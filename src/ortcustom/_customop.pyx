@@ -84,6 +84,7 @@ cdef class OpDef:
             ins[j].min_arity = io.min_arity
             ins[j].homogeneous = io.homogeneous
             ins[j].shape_of = -1
+            ins[j].constrained = io.type in op.types
         for j, io in enumerate(op.outputs):
             b = _b(io.name, keep)
             outs[j].name = b
@@ -92,6 +93,7 @@ cdef class OpDef:
             outs[j].min_arity = io.min_arity
             outs[j].homogeneous = io.homogeneous
             outs[j].shape_of = names.index(io.shape) if isinstance(io.shape, str) else -1
+            outs[j].constrained = io.type in op.types
         from .registry import normalize
         for j, a in enumerate(op.attrs):
             ats[j].name = specs[j].name = _b(a.name, keep)
@@ -99,6 +101,14 @@ cdef class OpDef:
             ats[j].required = a.required
             if not a.required:
                 fill_attr(&ats[j].value, ats[j].name, ats[j].kind, normalize(a, a.default), keep)
+            ats[j].has_min, ats[j].has_max = a.min is not None, a.max is not None
+            ats[j].min = a.min if a.min is not None else 0
+            ats[j].max = a.max if a.max is not None else 0
+            if a.choices is not None:
+                buf = array.array("q", a.choices)
+                keep.append(buf)
+                ats[j].n_choices = len(buf)
+                ats[j].choices = <const int64_t*><size_t>buf.buffer_info()[0]
         for r, binding in enumerate(self.types):
             for j, io in enumerate(tuple(op.inputs) + tuple(op.outputs)):
                 rows[r * width + j] = onnx_enum(binding.get(io.type, io.type))
@@ -259,9 +269,10 @@ def describe(domain):
                 continue
             for r in range(d.n_bindings):
                 out.append(_describe_one(od, provider, [d.bindings[r * width + j] for j in range(width)], False))
-        guard = [d.bindings[j] if all(d.bindings[r * width + j] == d.bindings[j] for r in range(d.n_bindings)) else 0
-                 for j in range(width)]
-        out.append(_describe_one(od, "CPUExecutionProvider", guard, True))
+        ios = list(op.inputs) + list(op.outputs)
+        if any(i.type in op.types for i in op.inputs):  # the glue's type guard
+            guard = [0 if ios[j].type in op.types else d.bindings[j] for j in range(width)]
+            out.append(_describe_one(od, "CPUExecutionProvider", guard, True))
     return out
 
 
@@ -300,7 +311,11 @@ def kernel_info(size_t address):
     if kd.abi_version != OC_ABI_VERSION:
         return {"abi_version": kd.abi_version}
     outputs = _names(kd.outputs)
-    return {"abi_version": kd.abi_version, "device": "cuda" if kd.device == OC_CUDA else "cpu",
+    attrs = []
+    while kd.attrs != NULL and kd.attrs[len(attrs)].name != NULL:
+        a = kd.attrs[len(attrs)]
+        attrs.append((a.name.decode("utf-8", "replace"), {v: k for k, v in _KIND_CODES.items()}.get(a.kind, "?")))
+    return {"abi_version": kd.abi_version, "device": "cuda" if kd.device == OC_CUDA else "cpu", "attrs": attrs,
             "name": kd.name.decode("utf-8", "replace") if kd.name != NULL else "",
             "inputs": _names(kd.inputs), "outputs": outputs,
             "inplace": [kd.inplace[j] if kd.inplace != NULL else -1 for j in range(len(outputs))],

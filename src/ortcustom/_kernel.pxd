@@ -104,12 +104,19 @@ cdef extern from "ortcustom/op_def.h" nogil:
         int32_t min_arity
         int32_t homogeneous
         int32_t shape_of
+        int32_t constrained
 
     ctypedef struct oc_attr_def:
         const char* name
         int32_t kind
         int32_t required
         oc_attr value
+        int32_t has_min
+        int32_t has_max
+        double min
+        double max
+        int32_t n_choices
+        const int64_t* choices
 
     ctypedef struct oc_op_def:
         const char* name

@@ -341,11 +341,10 @@ def _checked_attr(op: Op, a, value):
         v = normalize(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
-    if a.check is not None:
-        try:
-            a.check(v)
-        except (TypeError, ValueError) as e:
-            raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
+    try:
+        a.validate(v)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
     return v
 
 

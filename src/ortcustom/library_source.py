@@ -34,13 +34,13 @@ def kernel_name(op) -> str:
     return native.name  # a NativeKernel
 
 
-def _io(ios, inputs=None) -> str:
+def _io(op, ios, inputs=None) -> str:
     rows = []
     for io in ios:
         kind = 2 if io.variadic else 1 if io.optional else 0
         shape_of = [i.name for i in inputs].index(io.shape) if inputs is not None and isinstance(io.shape, str) else -1
         rows.append(f"{{{_c(io.name)}, {kind}, {int(getattr(io, 'cpu', False))}, {io.min_arity}, "
-                    f"{int(io.homogeneous)}, {shape_of}}}")
+                    f"{int(io.homogeneous)}, {shape_of}, {int(io.type in op.types)}}}")
     return ", ".join(rows) or "{}"
 
 
@@ -85,20 +85,28 @@ def generate(domains, source: str) -> str:
             if op.native is None:
                 raise ValueError(f"{d.name}::{op.name} has a Python kernel: a plain library holds native ops only")
             if any(a.check is not None for a in op.attrs):
-                print(f"ortcustom library-source: note: {d.name}::{op.name}'s attribute checks (check=) are "
-                      f"Python's; the plain library runs the kernel's own create checks only", file=sys.stderr)
+                print(f"ortcustom library-source: note: {d.name}::{op.name}'s attribute check= functions are "
+                      f"Python's: the plain library checks min/max/choices and what the kernel's create checks",
+                      file=sys.stderr)
             if any(callable(o.shape) for o in op.outputs):
                 print(f"ortcustom library-source: note: {d.name}::{op.name}'s Python shape rules stay in "
                       f"Python; the plain library leaves those outputs' shapes to run time", file=sys.stderr)
             attrs = []
             for ai, a in enumerate(op.attrs):
                 pre, init = _attr_value(f"{t}_a{ai}", a, None if a.required else normalize(a, a.default))
-                out.append(pre.rstrip("\n")) if pre else None
-                attrs.append(f"{{{_c(a.name)}, {_KINDS[a.kind]}, {int(a.required)}, {init}}}")
+                if pre:
+                    out.append(pre.rstrip("\n"))
+                choices = "nullptr"
+                if a.choices is not None:
+                    out.append(f"const int64_t {t}_c{ai}[] = {{{', '.join(str(int(c)) for c in a.choices)}}};")
+                    choices = f"{t}_c{ai}"
+                attrs.append(f"{{{_c(a.name)}, {_KINDS[a.kind]}, {int(a.required)}, {init}, "
+                             f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
+                             f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
             rows = [onnx_enum(b.get(io.type, io.type)) for b in op.type_bindings()
                     for io in tuple(op.inputs) + tuple(op.outputs)]
-            out += [f"const oc_io_def {t}_in[] = {{{_io(op.inputs)}}};",
-                    f"const oc_io_def {t}_out[] = {{{_io(op.outputs, op.inputs)}}};",
+            out += [f"const oc_io_def {t}_in[] = {{{_io(op, op.inputs)}}};",
+                    f"const oc_io_def {t}_out[] = {{{_io(op, op.outputs, op.inputs)}}};",
                     f"const oc_attr_def {t}_attrs[] = {{{', '.join(attrs) or '{}'}}};",
                     f"const int32_t {t}_rows[] = {{{', '.join(map(str, rows))}}};",
                     f"oc_op_def {t} = {{{_c(op.name)}, {op.since}, {op.until if op.until is not None else 'INT32_MAX'}, "
@@ -112,6 +120,7 @@ def generate(domains, source: str) -> str:
         out += [f"const oc_op_def* const k{di}_ops[] = {{{', '.join(refs)}}};",
                 f"const oc_domain_def k{di} = {{{_c(d.name)}, {len(refs)}, k{di}_ops}};", ""]
         op_refs.append(f"&k{di}")
+    listing = ";".join(f"{d.name}:{','.join(op.name for op in d.ops)}" for d in domains)
     out += [f"const oc_domain_def* const kDomains[] = {{{', '.join(op_refs)}}};", "",
             "void bind_kernels() {", *bind, "}", "", "}  // namespace", "",
             "// What ONNX Runtime calls when it loads this library by path.",
@@ -120,6 +129,10 @@ def generate(domains, source: str) -> str:
             "  static std::once_flag once;",
             "  std::call_once(once, bind_kernels);",
             f"  return oc_glue_register(options, base, kDomains, {len(domains)});",
+            "}", "",
+            "// What RegisterCustomOps registers, \"domain:op,op;domain:op\" (ortcustom.get_library_path checks it).",
+            'extern "C" __attribute__((visibility("default"))) const char* ortcustom_info_registers(void) {',
+            f"  return {_c(listing)};",
             "}", ""]
     return "\n".join(out)
 

@@ -183,7 +183,7 @@ def _bound_def(op):
         try:
             kernel = resolve(op.native)
         except (LookupError, ImportError, OSError, TypeError) as e:
-            raise type(e)(f"op {op.name!r}: {e}") from None
+            raise ValueError(f"op {op.name!r}: {e}") from None
     d = _customop.OpDef(op, kernel)
     if kernel is not None:
         for addr in (kernel.cpu, kernel.cuda):
@@ -214,6 +214,17 @@ def check_library(path: str, domain) -> None:
     """Raises ValueError when the library at `path` is not a plain custom-op library (built by
     ortcustom's library-source step) that can register `domain`."""
     lib = load_kernels(path)
-    if not hasattr(lib._handle, "RegisterCustomOps"):
+    if not hasattr(lib._handle, "RegisterCustomOps") or not hasattr(lib._handle, "ortcustom_info_registers"):
         raise ValueError(f"{path} has no RegisterCustomOps: it was not built as a plain custom-op library "
                          f"(rebuild the package against this ortcustom; see README, Deploy without Python)")
+    fn = lib._handle.ortcustom_info_registers
+    fn.restype = ctypes.c_char_p
+    registers = {}
+    for item in filter(None, fn().decode().split(";")):
+        name, _, ops = item.partition(":")
+        registers.setdefault(name, set()).update(ops.split(","))
+    missing = sorted({op.name for op in domain.ops} - registers.get(domain.name, set()))
+    if missing:
+        have = "; ".join(f"{d}: {', '.join(sorted(o))}" for d, o in registers.items())
+        raise ValueError(f"{path} does not register {domain.name}::{', '.join(missing)} (it registers {have}): "
+                         f"give ONNX Runtime the library built for that domain")

@@ -50,17 +50,38 @@ class Output:
 
 @dataclass(frozen=True)
 class Attr:
-    """An attribute. `check(value)` raises ValueError (with a message) for a bad value."""
+    """An attribute. What a value must be: `min`/`max` (int and float attributes) and `choices`
+    (int) are checked everywhere the op runs, its plain library included; `check(value)` (raises
+    ValueError with a message) is Python's, for what bounds cannot say."""
 
     name: str
     kind: str
     default: Any = REQUIRED
     check: Callable[[Any], None] | None = None
     doc: str = ""
+    min: float | None = None
+    max: float | None = None
+    choices: Sequence[int] | None = None
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def validate(self, value) -> None:
+        """ValueError saying why `value` (normalized) is not allowed: the bounds (worded as the
+        glue words them), then `check`."""
+        if self.choices is not None and value not in self.choices:
+            raise ValueError(f"must be one of {', '.join(map(str, self.choices))}")
+        if self.min is not None and not value >= self.min:
+            raise ValueError(f"must be >= {_num(self.min)}")
+        if self.max is not None and not value <= self.max:
+            raise ValueError(f"must be <= {_num(self.max)}")
+        if self.check is not None:
+            self.check(value)
+
+
+def _num(v) -> str:
+    return f"{v:g}"  # as C's %g: the glue's messages say the same
 
 
 def _fail(op: str, msg: str):
@@ -141,11 +162,13 @@ class Op:
         for a in self.attrs:
             if a.kind not in ATTR_KINDS:
                 _fail(n, f"attribute {a.name!r} has kind {a.kind!r}; kinds: {ATTR_KINDS}")
+            if (a.min is not None or a.max is not None or a.choices is not None) and a.kind not in ("int", "float"):
+                _fail(n, f"attribute {a.name!r}: min, max and choices are for int and float attributes")
+            if a.choices is not None and a.kind != "int":
+                _fail(n, f"attribute {a.name!r}: choices are for int attributes")
             if not a.required:
                 try:
-                    value = coerce_attr(a, a.default)
-                    if a.check is not None:
-                        a.check(value)
+                    a.validate(normalize(a, a.default))
                 except (TypeError, ValueError) as e:
                     _fail(n, f"default of attribute {a.name!r} is invalid: {e}")
         if not isinstance(self.since, int) or self.since < 1:

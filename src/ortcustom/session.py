@@ -7,7 +7,7 @@ loads a package's plain library by path: `get_library_path()`.
 """
 from __future__ import annotations
 
-import os
+import re
 
 from .registry import Domain
 
@@ -41,9 +41,19 @@ def get_library_path(domain: Domain | None = None) -> str:
     return path
 
 
+def ort_version(version: str | None = None) -> tuple[int, int]:
+    """(major, minor) of the installed onnxruntime (or of a version string such as "1.31.1")."""
+    if version is None:
+        import onnxruntime
+
+        version = onnxruntime.__version__
+    major, minor = version.split(".")[:2]
+    return int(major), int(re.match(r"\d+", minor).group())
+
+
 def _check_ort_version(ort) -> None:
-    have = tuple(int(p) for p in ort.__version__.split(".")[:2])
-    need = tuple(int(p) for p in MIN_ORT_VERSION.split("."))
+    have = ort_version(ort.__version__)
+    need = ort_version(MIN_ORT_VERSION)
     if have < need:
         raise RuntimeError(
             f"ortcustom needs onnxruntime >= {MIN_ORT_VERSION} (custom-op API version "

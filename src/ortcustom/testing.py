@@ -39,7 +39,9 @@ def max_ir_version() -> int:
         m = re.search(r"max supported IR version:\s*(\d+)", str(e))
         if m:
             return int(m.group(1))
-        minor = int(ort.__version__.split(".")[1])
+        from .session import ort_version
+
+        minor = ort_version()[1]
         return _IR_BY_ORT_MINOR.get(minor, 9)
 
 

@@ -178,8 +178,7 @@ class OpMapping:
                 else int(value) if isinstance(value, bool) else value
         try:
             value = normalize(a, value)
-            if a.check is not None:
-                a.check(value)
+            a.validate(value)
         except (TypeError, ValueError) as e:
             raise InvalidAttribute(f"exporting {_qualified(overload)} as {self.node}: {self.op.name} attribute "
                              f"{a.name}={given!r} (from {_qualified(overload)} argument {b.torch_name!r}) is "

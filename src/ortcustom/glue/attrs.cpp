@@ -1,7 +1,11 @@
 // Attributes at kernel creation, the kernel-vs-declaration check and the kernel's create.
 #include "attrs.hpp"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include <exception>
 
 namespace oc_glue {
 
@@ -84,6 +88,36 @@ int32_t other_kind(const OrtApi* api, const OrtKernelInfo* info, const char* nam
   return 0;
 }
 
+// A float as Python's repr writes it (shortest round trip), so that both paths word errors alike.
+std::string float_text(double v) {
+  char buf[64];
+  for (int p = 1; p <= 17; ++p) {
+    snprintf(buf, sizeof buf, "%.*g", p, v);
+    if (strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".eni") == std::string::npos) s += ".0";
+  return s;
+}
+
+// Why an int or float value breaks the declaration's bounds or choices ("" when it does not).
+std::string out_of_bounds(const oc_attr_def& d, const oc_attr& a) {
+  if (d.kind != OC_ATTR_INT && d.kind != OC_ATTR_FLOAT) return "";
+  const double v = d.kind == OC_ATTR_INT ? (double)a.i : a.f;
+  if (d.n_choices > 0) {
+    bool found = false;
+    std::string list;
+    for (int32_t c = 0; c < d.n_choices; ++c) {
+      found |= d.choices[c] == a.i;
+      list += format("%s%lld", c ? ", " : "", (long long)d.choices[c]);
+    }
+    if (!found) return "must be one of " + list;
+  }
+  if (d.has_min && !(v >= d.min)) return format("must be >= %g", d.min);
+  if (d.has_max && !(v <= d.max)) return format("must be <= %g", d.max);
+  return "";
+}
+
 }  // namespace
 
 bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err) {
@@ -122,6 +156,12 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
     if (d.kind == OC_ATTR_STRING) a.s = out->strings.back().c_str();
     if (d.kind == OC_ATTR_INTS) a.ints = out->ints.back().data();
     if (d.kind == OC_ATTR_FLOATS) a.floats = out->floats.back().data();
+    const std::string why = out_of_bounds(d, a);
+    if (!why.empty()) {
+      const std::string value = d.kind == OC_ATTR_INT ? format("%lld", (long long)a.i) : float_text(a.f);
+      *err = format("attribute %s=%s is invalid: %s", d.name, value.c_str(), why.c_str());
+      return false;
+    }
   }
   return true;
 }
@@ -215,6 +255,14 @@ std::string check_kernel(const oc_op_def* op, const oc_kernel* k) {
   return "";
 }
 
+void destroy_state(const oc_kernel* kernel, void* state) {
+  if (state == nullptr || kernel->destroy == nullptr) return;
+  try {
+    kernel->destroy(state);
+  } catch (...) {  // destroy cannot fail: what it could not release is lost, never the process
+  }
+}
+
 CreateRun::CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t device, const int32_t* dtypes,
                      const std::vector<oc_attr>& attrs)
     : Run(op, kernel, device), inputs_((size_t)op->n_inputs) {
@@ -236,10 +284,17 @@ CreateRun::CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t devic
 int CreateRun::create(void** state) {
   *state = nullptr;
   void* s = nullptr;
-  const int rc = kernel_->create(&c, &s);
+  int rc = OC_OK;
+  try {
+    rc = kernel_->create(&c, &s);
+  } catch (const std::exception& e) {
+    rc = fail(OC_FAIL, format("the kernel's create threw a C++ exception: %s", e.what()));
+  } catch (...) {
+    rc = fail(OC_FAIL, "the kernel's create threw a C++ exception");
+  }
   if (rc != OC_OK && code() == OC_OK) fail(rc, format("the kernel's create failed (status %d) without saying why", rc));
   if (code() != OC_OK) {
-    if (s && kernel_->destroy) kernel_->destroy(s);
+    destroy_state(kernel_, s);
     return code();
   }
   *state = s;

@@ -30,6 +30,9 @@ std::vector<oc_attr> kernel_order(const oc_kernel* kernel, const oc_op_def* op, 
 // attribute kinds, every type binding among the kernel's signatures, in-place indices.
 std::string check_kernel(const oc_op_def* op, const oc_kernel* kernel);
 
+// The kernel's destroy of `state` (none: nothing), an exception out of it swallowed.
+void destroy_state(const oc_kernel* kernel, void* state);
+
 // The kernel's create: once per node (or per direct-call state), with the attributes and the
 // binding's element types; no outputs, no scratch.
 class CreateRun : public Run {

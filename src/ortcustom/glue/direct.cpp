@@ -126,7 +126,7 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
 
 extern "C" void oc_direct_destroy(oc_direct_kernel* k) {
   if (k == nullptr) return;
-  if (k->state && k->kernel->destroy) k->kernel->destroy(k->state);
+  destroy_state(k->kernel, k->state);
   delete k;
 }
 

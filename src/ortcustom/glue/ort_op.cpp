@@ -146,7 +146,7 @@ std::string node_input_types(const OrtApi* api, const OrtKernelInfo* info, const
 }
 
 void destroy_kernel(Kernel* k) {
-  if (k->state && k->g->kernel->destroy) k->g->kernel->destroy(k->state);
+  destroy_state(k->g->kernel, k->state);
   delete k;
 }
 
@@ -474,12 +474,10 @@ GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const int32_t* ro
   g->kernel = kernel;
   g->cuda = cuda;
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
-  if (row == nullptr) {  // the guard: any type where the bindings differ
-    g->guard_row.assign(def->bindings, def->bindings + (def->n_bindings > 0 ? width : 0));
-    g->guard_row.resize((size_t)width, 0);
-    for (int32_t b = 1; b < def->n_bindings; ++b)
-      for (int32_t j = 0; j < width; ++j)
-        if (def->bindings[b * width + j] != g->guard_row[j]) g->guard_row[j] = 0;
+  if (row == nullptr) {  // the guard: any type for what a type constraint types
+    g->guard_row.assign((size_t)width, 0);
+    for (int32_t j = 0; j < width && def->n_bindings > 0; ++j)
+      if (!(j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained) g->guard_row[j] = def->bindings[j];
     row = g->guard_row.data();
   }
   g->row = row;
@@ -533,7 +531,9 @@ std::vector<GlueOp*> make_ops(const oc_op_def* def, const OrtApiBase* base) {
     if (k == nullptr) continue;
     for (int32_t b = 0; b < def->n_bindings; ++b) out.push_back(make_op(def, k, def->bindings + b * width, device == 1, shapes));
   }
-  out.push_back(make_op(def, nullptr, nullptr, false, shapes));
+  bool constrained = false;
+  for (int32_t j = 0; j < def->n_inputs; ++j) constrained |= def->inputs[j].constrained != 0;
+  if (constrained) out.push_back(make_op(def, nullptr, nullptr, false, shapes));
   return out;
 }
 

@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <exception>
+
 namespace oc_glue {
 
 namespace {
@@ -197,7 +199,14 @@ void Run::release_scratch() {
 }
 
 int Run::compute() {
-  const int rc = kernel_->compute(&c);
+  int rc = OC_OK;
+  try {  // a kernel not written with kernel.hpp may let an exception out: never past this frame
+    rc = kernel_->compute(&c);
+  } catch (const std::exception& e) {
+    rc = fail(OC_FAIL, format("the kernel's compute threw a C++ exception: %s", e.what()));
+  } catch (...) {
+    rc = fail(OC_FAIL, "the kernel's compute threw a C++ exception");
+  }
   release_scratch();
   if (rc != OC_OK && code_ == OC_OK)
     fail(rc, format("the kernel failed (status %d) without saying why", rc));

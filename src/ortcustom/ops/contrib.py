@@ -17,24 +17,12 @@ registers ours only when ORT has no kernel for the nodes (NOT_IMPLEMENTED: no us
 import numpy as np
 
 from ..registry import Attr, Domain, Input, Op, Output
-from .group_norm import _nonnegative
-
-
-def _activation(v):
-    if v not in (0, 1):
-        raise ValueError("must be 0 (none) or 1 (SiLU)")
-
-
-def _positive(v):
-    if v <= 0:
-        raise ValueError("must be > 0")
-
 
 ATTRS = [
-    Attr("activation", "int", check=_activation, doc="0: none, 1: SiLU after the normalization"),
+    Attr("activation", "int", choices=(0, 1), doc="0: none, 1: SiLU after the normalization"),
     Attr("channels_last", "int", default=1, doc="1 (or any nonzero): X is (N, H, W, C); 0: (N, C, H, W)"),
-    Attr("epsilon", "float", default=1e-5, check=_nonnegative),
-    Attr("groups", "int", check=_positive, doc="groups of channels; divides C"),
+    Attr("epsilon", "float", default=1e-5, min=0),
+    Attr("groups", "int", min=1, doc="groups of channels; divides C"),
 ]
 TYPES = {"T": ("float", "float16"), "M": ("float", "float16")}  # M: gamma, beta, independent of T
 
@@ -77,7 +65,7 @@ ContribGroupNorm = Op(
     outputs=[Output("Y", "T", shape="X")],
     types=TYPES,
     attrs=ATTRS,
-    native="contrib_group_norm",
+    native="ortcustom.ops._contrib:contrib_group_norm",
     reference=_group_norm_reference,
     doc="com.microsoft GroupNorm: Y = act((X - mean) / sqrt(var + epsilon) * gamma[c] + beta[c]), "
         "mean and variance over each (n, group) of C / groups channels, X 4-D (NHWC or NCHW).",
@@ -90,7 +78,7 @@ SkipGroupNorm = Op(
     outputs=[Output("Y", "T", shape="X"), Output("S", "T", shape="X", optional=True)],
     types=TYPES,
     attrs=ATTRS,
-    native="skip_group_norm",
+    native="ortcustom.ops._contrib:skip_group_norm",
     reference=_skip_group_norm_reference,
     doc="com.microsoft SkipGroupNorm: S = X + skip + bias[c] (skip: X's shape, (N, 1, 1, C) or "
         "(N, C)), Y = GroupNorm(S).",

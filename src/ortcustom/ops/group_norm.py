@@ -3,8 +3,10 @@ import numpy as np
 
 from ..registry import Attr, Input, Op, Output
 
+EPSILON = float(np.float32(1e-5))  # the default, as a node carries it (ONNX floats are float32)
 
-def _reference(X, groups=None, scale=None, bias=None, *, epsilon=1e-5, num_groups=0):
+
+def _reference(X, groups=None, scale=None, bias=None, *, epsilon=EPSILON, num_groups=0):
     # inputs come by position, attributes by name: the num_groups input is `groups` here
     groups = int(np.asarray(groups).reshape(-1)[0]) if groups is not None else num_groups
     x = X.astype(np.float64)
@@ -21,25 +23,15 @@ def _reference(X, groups=None, scale=None, bias=None, *, epsilon=1e-5, num_group
     return y.astype(X.dtype)
 
 
-def _nonnegative(v):
-    if not v >= 0:
-        raise ValueError("must be >= 0")
-
-
-def _positive_or_unset(v):
-    if v < 0:
-        raise ValueError("must be > 0 (or 0: take the num_groups input)")
-
-
 GroupNorm = Op(
     "GroupNorm",
     inputs=[Input("X", "T"), Input("num_groups", "int64", optional=True, cpu=True),
             Input("scale", "T", optional=True), Input("bias", "T", optional=True)],
     outputs=[Output("Y", "T", shape="X")],
     types={"T": ("float", "double", "float16")},
-    attrs=[Attr("epsilon", "float", default=1e-5, check=_nonnegative),
-           Attr("num_groups", "int", default=0, check=_positive_or_unset,
-                doc="used when the num_groups input is absent")],
+    attrs=[Attr("epsilon", "float", default=EPSILON, min=0),
+           Attr("num_groups", "int", default=0, min=0,
+                doc="used when the num_groups input is absent (0: give the num_groups input)")],
     native="group_norm",
     reference=_reference,
     torch="ortcustom::group_norm",  # (input, num_groups, weight, bias, eps), as F.group_norm

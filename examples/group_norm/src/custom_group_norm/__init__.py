@@ -19,17 +19,12 @@ def _reference(X, num_groups, scale, bias, *, epsilon=1e-5):
     return y.astype(X.dtype)
 
 
-def _nonnegative(v):
-    if not v >= 0:
-        raise ValueError("must be >= 0")
-
-
 MyGroupNorm = Op(
     "mygroupnorm",
     inputs=[Input("X", "T"), Input("num_groups", "G", cpu=True), Input("scale", "T"), Input("bias", "T")],
     outputs=[Output("Y", "T", shape="X")],
     types={"T": ("float", "double"), "G": ("float", "int64")},  # the tutorial's num_groups is float
-    attrs=[Attr("epsilon", "float", default=1e-5, check=_nonnegative)],
+    attrs=[Attr("epsilon", "float", default=1e-5, min=0)],
     native="custom_group_norm._kernels:group_norm",
     reference=_reference,
     torch="mynamespace::custom_group_norm",

@@ -26,6 +26,7 @@ typedef struct oc_io_def {
   int32_t min_arity;   /* variadic */
   int32_t homogeneous; /* variadic */
   int32_t shape_of;    /* outputs: the input whose shape it has (shape="X"), or -1 */
+  int32_t constrained; /* its type is a type constraint's (the type guard takes any) */
 } oc_io_def;
 
 typedef struct oc_attr_def {
@@ -33,6 +34,12 @@ typedef struct oc_attr_def {
   int32_t kind;     /* oc_attr_kind */
   int32_t required; /* else `value` is the default */
   oc_attr value;    /* the default (name and kind repeated) */
+  /* What a value must be (int and float attributes; the glue refuses others at kernel creation):
+     within [min, max] where has_min/has_max, one of choices[n_choices] where n_choices > 0. */
+  int32_t has_min, has_max;
+  double min, max;
+  int32_t n_choices;
+  const int64_t* choices;
 } oc_attr_def;
 
 /* An op: name, versions, signature, type bindings and its kernels. */

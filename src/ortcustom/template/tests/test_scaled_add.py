@@ -42,6 +42,29 @@ def test_session_matches_numpy(dtype, shape):
     np.testing.assert_allclose(z, ScaledAdd.reference(x, y, alpha=0.5), rtol=tol, atol=tol)
 
 
+def test_the_plain_library_runs_without_ortcustom(tmp_path):
+    """Deploy without Python: a process with onnxruntime alone loads this package's library (what
+    C/C++, C#, Java and Triton load) and gets the Python path's outputs, bit for bit."""
+    import subprocess
+    import sys
+
+    x, y = data((4, 6), np.float32)
+    model = make_model(ScaledAdd, myops.domain, {"X": x, "Y": y}, attrs={"alpha": 0.5})
+    (tmp_path / "m.onnx").write_bytes(model.SerializeToString())
+    np.savez(tmp_path / "in.npz", X=x, Y=y)
+    code = (
+        "import sys, numpy as np, onnxruntime as ort\n"
+        "so = ort.SessionOptions(); so.register_custom_ops_library(sys.argv[1])\n"
+        "s = ort.InferenceSession(sys.argv[2], so, providers=['CPUExecutionProvider'])\n"
+        "np.save(sys.argv[3], s.run(None, dict(np.load(sys.argv[4])))[0])\n"
+        "assert 'ortcustom' not in sys.modules\n")
+    library = ortcustom.get_library_path(myops.domain)
+    subprocess.run([sys.executable, "-c", code, library, str(tmp_path / "m.onnx"), str(tmp_path / "z.npy"),
+                    str(tmp_path / "in.npz")], check=True)
+    (want,) = session(x, y, alpha=0.5).run(None, {"X": x, "Y": y})
+    np.testing.assert_array_equal(np.load(tmp_path / "z.npy"), want)
+
+
 def test_alpha_defaults_to_one():
     x, y = data((5, 3), np.float64)
     (z,) = session(x, y).run(None, {"X": x, "Y": y})
