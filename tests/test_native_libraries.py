@@ -83,6 +83,15 @@ def test_every_attribute_kind_and_create_destroy_in_a_direct_call(library):
     assert destroyed(library) == before
 
 
+def test_a_0d_input_gives_a_0d_output_as_in_a_session(library):
+    op = offset_op("kpkg._testkernels:offset")
+    y = kernels.call(op, np.float32(2), k=1)
+    assert y.shape == () and y == 3
+    d = Domain("native.attrs").add(op)  # one domain per op name: onnx.reference wants unique names
+    x = np.array(2, np.float32)
+    assert session(op, d, {"X": x}, attrs={"k": 1}).run(None, {"X": x})[0].shape == ()
+
+
 def test_create_refuses_bad_attributes_clearly(library):
     op = offset_op("kpkg._testkernels:offset")
     d = Domain("native.create").add(op)

@@ -138,7 +138,6 @@ cdef extern from "ort_abi.h" nogil:
     ctypedef struct OrtApi:
         # status
         OrtStatus* (*CreateStatus)(OrtErrorCode code, const char* msg) noexcept nogil
-        OrtErrorCode (*GetErrorCode)(const OrtStatus* status) noexcept nogil
         const char* (*GetErrorMessage)(const OrtStatus* status) noexcept nogil
         void (*ReleaseStatus)(OrtStatus* status) noexcept nogil
         # registration
@@ -154,13 +153,8 @@ cdef extern from "ort_abi.h" nogil:
         OrtStatusPtr (*KernelInfoGetAttributeArray_int64)(const OrtKernelInfo* info, const char* name, int64_t* out, size_t* size) noexcept nogil
         # kernel info: node
         OrtStatusPtr (*KernelInfo_GetInputCount)(const OrtKernelInfo* info, size_t* out) noexcept nogil
-        OrtStatusPtr (*KernelInfo_GetOutputCount)(const OrtKernelInfo* info, size_t* out) noexcept nogil
-        OrtStatusPtr (*KernelInfo_GetInputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size) noexcept nogil
-        OrtStatusPtr (*KernelInfo_GetOutputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size) noexcept nogil
         OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out) noexcept nogil
-        OrtStatusPtr (*KernelInfo_GetOutputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out) noexcept nogil
         OrtStatusPtr (*KernelInfo_GetNodeName)(const OrtKernelInfo* info, char* out, size_t* size) noexcept nogil
-        OrtStatusPtr (*KernelInfoGetConstantInput_tensor)(const OrtKernelInfo* info, size_t index, int* is_constant, const OrtValue** out) noexcept nogil
         # kernel context
         OrtStatusPtr (*KernelContext_GetInputCount)(const OrtKernelContext* ctx, size_t* out) noexcept nogil
         OrtStatusPtr (*KernelContext_GetOutputCount)(const OrtKernelContext* ctx, size_t* out) noexcept nogil
@@ -171,7 +165,6 @@ cdef extern from "ort_abi.h" nogil:
         OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out) noexcept nogil
         OrtStatusPtr (*KernelContext_GetScratchBuffer)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, size_t bytes, void** out) noexcept nogil  # API 18
         # allocators
-        OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out) noexcept nogil
         OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p) noexcept nogil
         void (*ReleaseAllocator)(OrtAllocator* allocator) noexcept nogil
         # values and tensors
@@ -190,10 +183,7 @@ cdef extern from "ort_abi.h" nogil:
         OrtStatusPtr (*SetDimensions)(OrtTensorTypeAndShapeInfo* info, const int64_t* dims, size_t count) noexcept nogil
         OrtStatusPtr (*SetSymbolicDimensions)(OrtTensorTypeAndShapeInfo* info, const char** names, size_t count) noexcept nogil
         # memory info
-        OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out) noexcept nogil
         OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out) noexcept nogil
-        OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out) noexcept nogil
-        OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out) noexcept nogil
         # type info
         OrtStatusPtr (*CastTypeInfoToTensorInfo)(const OrtTypeInfo* type_info, const OrtTensorTypeAndShapeInfo** out) noexcept nogil
         void (*ReleaseTypeInfo)(OrtTypeInfo* type_info) noexcept nogil

@@ -65,7 +65,9 @@ class _Operand:
                     "give all inputs on the same device"))
             if type(value) is int and decl.type not in op.types:
                 value = np.asarray(value, dtype=numpy_dtype(decl.type))  # a Python int for an int input
-            arr = value if type(value) is np.ndarray and value.flags.c_contiguous else np.ascontiguousarray(value)
+            arr = np.asarray(value)  # (np.ascontiguousarray would make a 0-d array 1-d)
+            if not arr.flags.c_contiguous:
+                arr = np.ascontiguousarray(arr)
             self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
             self.ptr = arr.ctypes.data
             self.device = _CPU

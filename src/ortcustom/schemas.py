@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 
 import onnx
+import onnx.reference  # noqa: F401  before ours are registered: its import indexes every schema by
+#                        name and refuses one name in two domains (ours may be: Offset in two)
 from onnx import defs, helper
 
 from .inference import infer_outputs

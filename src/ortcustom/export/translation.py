@@ -38,10 +38,6 @@ def _onnxscript():
     return onnxscript
 
 
-def _schema_only(*args, **kwargs):  # pragma: no cover - never run
-    raise AssertionError("a schema-only op declaration ran")
-
-
 def onnx_op(mapping: OpMapping):
     """The onnxscript op `domain::name` of `mapping`, with our op's ONNX schema.
 
@@ -61,10 +57,9 @@ def onnx_op(mapping: OpMapping):
                 renamed[i.name] = new
         outputs = [dataclasses.replace(o, shape=renamed.get(o.shape, o.shape)) if isinstance(o.shape, str) else o
                    for o in op.outputs]
-        # a schema-only copy: no kernel to find (compute stands in for it)
+        # a schema-only copy (declarations are data: nothing is looked up)
         op = dataclasses.replace(op, inputs=[dataclasses.replace(i, name=renamed.get(i.name, i.name))
-                                             for i in op.inputs], outputs=outputs, native=None,
-                                 compute=op.compute or _schema_only, torch=None, torch_args=None)
+                                             for i in op.inputs], outputs=outputs, torch=None, torch_args=None)
     onnxscript = _onnxscript()
     opset = onnxscript.values.Opset(mapping.domain, mapping.version)
     return onnxscript.values.Op(opset, mapping.name, op_schema=onnx_schema(op, mapping.domain))

@@ -186,7 +186,7 @@ struct OrtApiBase {
 struct OrtApi {
     /* ---- API 1: slots 0..101 ---- */
     OrtStatus* (*CreateStatus)(OrtErrorCode code, const char* msg);
-    OrtErrorCode (*GetErrorCode)(const OrtStatus* status);
+    void (*unused_1)(void);
     const char* (*GetErrorMessage)(const OrtStatus* status);
     OrtStatusPtr (*CreateEnv)(OrtLoggingLevel level, const char* log_id, OrtEnv** out);
     void (*unused_4)(void); void (*unused_5)(void); void (*unused_6)(void);
@@ -208,12 +208,12 @@ struct OrtApi {
     OrtStatusPtr (*CustomOpDomain_Add)(OrtCustomOpDomain* domain, const OrtCustomOp* op);
     OrtStatusPtr (*AddCustomOpDomain)(OrtSessionOptions* options, OrtCustomOpDomain* domain);
     void (*unused_29)(void);
-    OrtStatusPtr (*SessionGetInputCount)(const OrtSession* session, size_t* out);
+    void (*unused_30)(void);
     OrtStatusPtr (*SessionGetOutputCount)(const OrtSession* session, size_t* out);
     void (*unused_32)(void);
     void (*unused_33)(void); void (*unused_34)(void); void (*unused_35)(void);
     /* the name is allocated from `allocator`; give it back with AllocatorFree */
-    OrtStatusPtr (*SessionGetInputName)(const OrtSession* session, size_t index, OrtAllocator* allocator, char** out);
+    void (*unused_36)(void);
     OrtStatusPtr (*SessionGetOutputName)(const OrtSession* session, size_t index, OrtAllocator* allocator, char** out);
     void (*unused_38)(void); void (*unused_39)(void); void (*unused_40)(void);
     void (*unused_41)(void); void (*unused_42)(void); void (*unused_43)(void); void (*unused_44)(void);
@@ -240,11 +240,11 @@ struct OrtApi {
     void (*unused_68)(void);
     OrtStatusPtr (*CreateCpuMemoryInfo)(OrtAllocatorType type, OrtMemType mem_type, OrtMemoryInfo** out);
     void (*unused_70)(void);
-    OrtStatusPtr (*MemoryInfoGetName)(const OrtMemoryInfo* info, const char** out);
+    void (*unused_71)(void);
     OrtStatusPtr (*MemoryInfoGetId)(const OrtMemoryInfo* info, int* out);  /* the device ordinal */
-    OrtStatusPtr (*MemoryInfoGetMemType)(const OrtMemoryInfo* info, OrtMemType* out);
-    OrtStatusPtr (*MemoryInfoGetType)(const OrtMemoryInfo* info, OrtAllocatorType* out);
-    OrtStatusPtr (*AllocatorAlloc)(OrtAllocator* allocator, size_t size, void** out);
+    void (*unused_73)(void);
+    void (*unused_74)(void);
+    void (*unused_75)(void);
     OrtStatusPtr (*AllocatorFree)(OrtAllocator* allocator, void* p);
     void (*unused_77)(void);
     OrtStatusPtr (*GetAllocatorWithDefaultOptions)(OrtAllocator** out);  /* ORT's; never released */
@@ -340,11 +340,11 @@ struct OrtApi {
     OrtStatusPtr (*RegisterCustomOpsLibrary_V2)(OrtSessionOptions* options, const char* library_path);  /* 1.14 */
     void (*unused_229)(void);
     OrtStatusPtr (*KernelInfo_GetInputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
-    OrtStatusPtr (*KernelInfo_GetOutputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
-    OrtStatusPtr (*KernelInfo_GetInputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size);  /* 1.14 */
-    OrtStatusPtr (*KernelInfo_GetOutputName)(const OrtKernelInfo* info, size_t index, char* out, size_t* size);  /* 1.14 */
+    void (*unused_231)(void);
+    void (*unused_232)(void);
+    void (*unused_233)(void);
     OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
-    OrtStatusPtr (*KernelInfo_GetOutputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
+    void (*unused_235)(void);
     void (*unused_236)(void); void (*unused_237)(void); void (*unused_238)(void);
 
     /* ---- API 15: slots 239..254 ---- */
@@ -352,7 +352,7 @@ struct OrtApi {
     void (*unused_243)(void);
     OrtStatusPtr (*KernelInfo_GetNodeName)(const OrtKernelInfo* info, char* out, size_t* size);  /* 1.15 */
     void (*unused_245)(void); void (*unused_246)(void); void (*unused_247)(void); void (*unused_248)(void);
-    OrtStatusPtr (*KernelInfoGetConstantInput_tensor)(const OrtKernelInfo* info, size_t index, int* is_constant, const OrtValue** out);  /* 1.15 */
+    void (*unused_249)(void);
     void (*unused_250)(void); void (*unused_251)(void); void (*unused_252)(void);
     OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out);  /* 1.15 */
     void (*unused_254)(void);
@@ -444,7 +444,6 @@ struct OrtCustomOp {
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApiBase) == 2 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 280 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateStatus) == 0);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorCode) == 1);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateEnv) == 3);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateSession) == 7);
@@ -454,9 +453,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetIntraOpNumThreads) == 24);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCustomOpDomain) == 26);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CustomOpDomain_Add) == 27);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddCustomOpDomain) == 28);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetInputCount) == 30);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputCount) == 31);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetInputName) == 36);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputName) == 37);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorWithDataAsOrtValue) == 49);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMutableData) == 51);
@@ -471,11 +468,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSymbolicDimensions) == 63);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorShapeElementCount) == 64);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorTypeAndShape) == 65);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateCpuMemoryInfo) == 69);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetName) == 71);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetId) == 72);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetMemType) == 73);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(MemoryInfoGetType) == 74);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorAlloc) == 75);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AllocatorFree) == 76);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetAllocatorWithDefaultOptions) == 78);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_float) == 85);
@@ -501,13 +494,8 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetGPUComputeStream) == 193);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputCount) == 231);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputName) == 232);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputName) == 233);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputTypeInfo) == 235);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
-ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetConstantInput_tensor) == 249);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputTypeShape) == 268);
