@@ -1,4 +1,5 @@
-"""Shared helpers for the tests: sessions of one-node models."""
+"""Shared helpers for the tests: sessions of one-node models, test matrices, process checks."""
+import os
 import subprocess
 import sys
 
@@ -9,6 +10,14 @@ import ortcustom
 from ortcustom.testing import make_model
 
 CPU = ["CPUExecutionProvider"]
+InvalidArgument = ort.capi.onnxruntime_pybind11_state.InvalidArgument
+OrtFail = ort.capi.onnxruntime_pybind11_state.Fail
+HUGE = 2 ** 62  # a dim whose product with another overflows int64
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def session(op, domain, inputs, *, attrs=None, outputs=None, so=None, **kw):
