@@ -28,9 +28,25 @@ def session(op, domain, inputs, *, attrs=None, outputs=None, so=None, **kw):
     return ort.InferenceSession(model.SerializeToString(), so, providers=CPU)
 
 
+def under_asan() -> bool:
+    """Whether this process runs under AddressSanitizer (libasan preloaded)."""
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
 def well_conditioned(rng, shape, dtype):
+    """Matrices of `shape` (..., n, n), random normal plus n I: diagonally dominant, cond(x) small,
+    no row swap needed. `rng`: a NumPy Generator."""
     n = shape[-1]
     return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
+
+
+def torch_well_conditioned(shape, dtype=None, seed=0):
+    """well_conditioned as a torch tensor (float32 unless `dtype`), drawn from seed `seed`."""
+    import torch
+
+    x = well_conditioned(np.random.default_rng(seed), shape, np.float64)
+    return torch.from_numpy(x).to(dtype or torch.float32)
 
 
 def run_python(code, env=None, timeout=120):

@@ -2,14 +2,13 @@
 
 The default run does 5,000 runs per case: with inputs of 16-32 KiB, a leaked input, output or
 temporary per run would grow RSS by 80+ MiB, far over the 12 MiB bound. The slow form
-(ORTCUSTOM_SLOW=1, `pytest -m slow`) does 100,000 runs per case under the same bound, so a leak of
-more than ~120 bytes per run (an OrtStatus, a message string, a Python object) fails it.
+(`pytest -m slow`, deselected otherwise) does 100,000 runs per case under the same bound, so a leak
+of more than ~120 bytes per run (an OrtStatus, a message string, a Python object) fails it.
 
 RSS is read from /proc/self/statm after a warm-up of the same shapes (ORT's arena, NumPy's and
 glibc's caches reach their steady state), with a gc.collect() on both sides.
 """
 import gc
-import os
 
 import numpy as np
 import onnxruntime as ort
@@ -20,26 +19,12 @@ from ortcustom import Domain, Input, Op, Output
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import make_model
 
-from helpers import CPU, well_conditioned
-
-SLOW = os.environ.get("ORTCUSTOM_SLOW") == "1"
-
-
-def _under_asan() -> bool:
-    with open("/proc/self/maps") as f:
-        return "libasan" in f.read()
-
+from helpers import CPU, rss_bytes, under_asan, well_conditioned
 
 # ASan keeps freed memory in quarantine (256 MiB by default): RSS says nothing there. It checks
 # leaks of our own code differently (LSan), and these tests still run the paths under it.
-pytestmark = pytest.mark.skipif(_under_asan(), reason="RSS is meaningless under AddressSanitizer (quarantine)")
+pytestmark = pytest.mark.skipif(under_asan(), reason="RSS is meaningless under AddressSanitizer (quarantine)")
 BOUND = 12 * 2 ** 20
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
 
 Double = Op("LeakDouble", inputs=[Input("X", "float")], outputs=[Output("Y", "float", shape="X")],
             compute=lambda X: X * np.float32(2))
@@ -132,14 +117,14 @@ def test_5k_runs_rss_bounded(cases, case):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SLOW, reason="set ORTCUSTOM_SLOW=1 for the 100k-run soak")
 @pytest.mark.parametrize("case", CASES)
 def test_100k_runs_rss_bounded(cases, case):
     grown = _growth(cases[case], 100_000)
     assert grown < BOUND, f"{case}: RSS grew by {grown / 2 ** 20:.1f} MiB over 100,000 runs"
 
 
-def test_sessions_created_and_dropped_rss_bounded():
+@pytest.mark.parametrize("n", [200, pytest.param(2_000, marks=pytest.mark.slow)])
+def test_sessions_created_and_dropped_rss_bounded(n):
     model = make_model(Inverse, DOM, {"X": (np.float32, [3, 3])}).SerializeToString()
     bad = make_model(GroupNorm, DOM, {"X": (np.float32, [1, 4, 3])}, attrs={"epsilon": -1.0}).SerializeToString()
     unaccepted = make_model(Inverse, DOM, {"X": (np.int32, [2, 2])}, outputs={"Y": (np.int32, [2, 2])}).SerializeToString()
@@ -156,7 +141,6 @@ def test_sessions_created_and_dropped_rss_bounded():
                     ort.InferenceSession(m, so, providers=CPU)
             del s, so
 
-    n = 2_000 if SLOW else 200
     cycle(50)
     gc.collect()
     before = rss_bytes()

@@ -6,7 +6,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import ortcustom
-from helpers import CPU, HUGE, InvalidArgument, OrtFail, session
+from helpers import CPU, HUGE, InvalidArgument, OrtFail, session, under_asan
 from known_good import GN_DOM, INV_DOM, check_group_norm_works, check_inverse_works
 from ortcustom import Domain, Input, Op, Output
 from ortcustom.ops import GroupNorm
@@ -65,12 +65,7 @@ def test_python_kernel_input_with_overflowing_dims_is_a_clear_error(py_sess):
     np.testing.assert_array_equal(py_sess.run(None, {"X": np.ones(2, np.float32)})[0], [2, 2])
 
 
-def _under_asan() -> bool:
-    with open("/proc/self/maps") as f:
-        return "libasan" in f.read()
-
-
-@pytest.mark.skipif(_under_asan(), reason="ASan aborts on a 4 PiB operator new instead of throwing bad_alloc")
+@pytest.mark.skipif(under_asan(), reason="ASan aborts on a 4 PiB operator new instead of throwing bad_alloc")
 def test_output_that_cannot_be_allocated_is_a_clear_error():
     # a zero-stride view: 2**50 elements (4 PiB) that ORT must allocate for the output
     Huge = Op("HugeOut", [Input("X", "float")], [Output("Y", "float")],
