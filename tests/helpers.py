@@ -2,6 +2,7 @@
 import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import onnxruntime as ort
@@ -52,6 +53,27 @@ def torch_well_conditioned(shape, dtype=None, seed=0):
 def run_python(code, env=None, timeout=120):
     """Runs `code` in a fresh interpreter (a crash there fails the calling test, not the run)."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def run_threads(n, target):
+    """Runs target(i) for i in range(n), each in a thread of its own; an exception in any thread fails
+    the caller (an AssertionError naming how many failed, from the first one's exception)."""
+    errors = []
+
+    def wrap(i):
+        try:
+            target(i)
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append((i, e))
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        i, e = errors[0]
+        raise AssertionError(f"{len(errors)} of {n} threads failed; thread {i}: {e!r}") from e
 
 
 def row_cycled(rng, shape, dtype):

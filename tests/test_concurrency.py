@@ -1,35 +1,16 @@
 """Concurrency: one session from many threads, ORT's parallel execution mode, many sessions and
 registrations at once; every result checked."""
-import threading
-
 import numpy as np
 import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
 import ortcustom
-from helpers import CPU, InvalidArgument, session, well_conditioned
+from helpers import CPU, InvalidArgument, run_threads, session, well_conditioned
 from known_good import Double
 from ortcustom import Domain, Input, Op, Output
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import for_runtime
-
-
-def _run_threads(n, target):
-    errors = []
-
-    def wrap(i):
-        try:
-            target(i)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append((i, repr(e)))
-
-    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors, errors[:3]
 
 
 def test_one_session_8_threads_x_500_runs_every_result_checked():
@@ -65,7 +46,7 @@ def test_one_session_8_threads_x_500_runs_every_result_checked():
                 with pytest.raises(InvalidArgument, match="divide the 6 channels"):
                     sess.run(None, {"A": a, "X": x, "g": np.array(4, np.int64)})
 
-    _run_threads(8, work)
+    run_threads(8, work)
 
 
 def test_parallel_execution_mode():
@@ -102,7 +83,7 @@ def test_parallel_execution_mode():
                                            rtol=1e-4, atol=1e-4)
 
     del rng
-    _run_threads(3, work)
+    run_threads(3, work)
 
 
 def test_several_sessions_with_different_domains_at_once():
@@ -122,4 +103,4 @@ def test_several_sessions_with_different_domains_at_once():
                 x = rng.standard_normal(5).astype(np.float32)
                 np.testing.assert_array_equal(s2.run(None, {"X": x})[0], x + np.float32(i))
 
-    _run_threads(8, work)
+    run_threads(8, work)
