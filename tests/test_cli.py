@@ -50,6 +50,8 @@ def test_new_writes_a_package_named_throughout(tmp_path):
     r = ortcustom_cli("new", "tensorthings", "--dir", str(tmp_path))
     assert r.returncode == 0, r.stderr
     root = tmp_path / "tensorthings"
+    steps = [line.split("#")[0].strip() for line in r.stdout.splitlines()]  # the README's build steps
+    assert steps[2:5] == [f"cd {root}", "pip install meson-python meson ninja", "pip install --no-build-isolation ."]
     files = {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
     assert {"pyproject.toml", "meson.build", "meson.options", "kernels/module.cpp", "kernels/scaled_add.h",
             "kernels/cpu/scaled_add.cpp", "kernels/cuda/scaled_add.cu", "src/tensorthings/ops.py",

@@ -16,6 +16,9 @@ from .session import MIN_ORT_VERSION, get_library_path, register, session_option
 
 __version__ = _BUILD["version"]
 
+# what ortcustom.export and ortcustom.torch_ops need; ortcustom is not on the package index, so no "ortcustom[torch]"
+_INSTALL_TORCH = 'pip install torch onnxscript, or in an ortcustom checkout pip install ".[torch]"'
+
 
 def get_include() -> str:
     """The directory holding ortcustom/kernel.h (the kernel ABI), kernel.hpp and module.h."""

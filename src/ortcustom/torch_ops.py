@@ -21,7 +21,9 @@ from __future__ import annotations
 try:
     import torch
 except ImportError as e:  # pragma: no cover - exercised only without torch
-    raise ImportError("ortcustom.torch_ops needs PyTorch: pip install 'ortcustom[torch]'") from e
+    from . import _INSTALL_TORCH
+
+    raise ImportError(f"ortcustom.torch_ops needs PyTorch: {_INSTALL_TORCH}") from e
 
 import threading
 
