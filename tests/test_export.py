@@ -170,6 +170,24 @@ def test_invalid_attribute_is_refused_at_export_naming_op_attribute_and_value(dy
         oe.export(GroupNormEps(eps), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])
 
 
+class TorchOpEps(torch.nn.Module):
+    """A torch op made from a declaration (torch_ops.register), given an attribute its check refuses."""
+
+    def forward(self, x):
+        return torch.ops.ortcustom.group_norm(x, 2, None, None, -0.5)
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_invalid_attribute_of_a_torch_op_is_the_same_error_with_both_exporters(dynamo):
+    # dynamo traces the op's fake and checks in the translation; TorchScript runs its eager kernel
+    import ortcustom.torch_ops  # noqa: F401
+
+    with pytest.raises(oe.InvalidAttribute, match=r"^(exporting )?ortcustom::group_norm(: | as ortcustom::GroupNorm: )"
+                                                  r"GroupNorm attribute epsilon=-0.5 \(from ortcustom::group_norm "
+                                                  r"argument 'eps'\) is invalid: must be >= 0$"):
+        oe.export(TorchOpEps(), (torch.randn(2, 4, 3),), dynamo=dynamo)
+
+
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_valid_attribute_is_coerced_to_its_declared_kind(dynamo):
     m = oe.export(GroupNormEps(0), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])  # an int eps

@@ -95,6 +95,15 @@ def test_errors_name_the_op():
         torch.ops.ortcustom.group_norm(torch.ones(2, 6, 3), 4)
 
 
+def test_bad_attribute_is_invalid_attribute_naming_op_attribute_and_argument():
+    from ortcustom.export import InvalidAttribute
+
+    with pytest.raises(InvalidAttribute, match=r"^ortcustom::group_norm: GroupNorm attribute epsilon=nan \(from "
+                                               r"ortcustom::group_norm argument 'eps'\) is invalid: must be >= 0$"):
+        torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, float("nan"))
+    assert issubclass(InvalidAttribute, ValueError)
+
+
 def test_non_cpu_tensors_raise_not_implemented():
     # A tensor on a device we have no kernel for is refused, never copied to the host. (This
     # torch build has no CUDA; a "meta" tensor stands in for any such device: the op itself would
