@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CPU kernels build where the machine is not x86: compiles kernels/ (the static library
-# kernels/meson.build makes, with the project's own flags) with Debian's aarch64 cross compiler,
-# links it into a shared object with no undefined symbols left but libc's and libstdc++'s, and
-# checks that it is aarch64 code without the x86 AVX2 pass (CI runs it).
+# kernels/meson.build makes, with the project's own flags) and the plain custom-op libraries (with
+# the glue) with Debian's aarch64 cross compiler, links the kernels into a shared object with no
+# undefined symbols left but libc's and libstdc++'s, and checks that it is aarch64 code without the
+# x86 AVX2 pass (CI runs it).
 #
 #   tests/cross_aarch64.sh   # needs g++-aarch64-linux-gnu (Debian: apt-get install g++-aarch64-linux-gnu),
 #                            # and meson, ninja, cython, numpy for PYTHON (default python3)
@@ -40,8 +41,18 @@ numpy_pc=$("${PYTHON:-python3}" -c "import numpy, os; print(os.path.join(os.path
 meson setup "$work/build" "$REPO" --cross-file "$work/cross.ini" -Dcuda=disabled \
   -Dpkg_config_path="$numpy_pc" -Dwerror=true -Dwarning_level=2 > "$work/setup.log" \
   || { cat "$work/setup.log"; exit 1; }
-ninja -C "$work/build" kernels/libortcustom_cpu_kernels.a
+ninja -C "$work/build" kernels/libortcustom_cpu_kernels.a kernels/_kernels.so kernels/_contrib.so
 lib="$work/build/kernels/libortcustom_cpu_kernels.a"
+# the plain custom-op libraries (kernels + glue + generated table): aarch64, nothing of Python
+for plain in "$work/build/kernels/_kernels.so" "$work/build/kernels/_contrib.so"; do
+  [[ $("$CROSS-readelf" -h "$plain" | sed -n 's/^ *Machine: *//p') == AArch64 ]] \
+    || { echo "cross_aarch64: $plain is not AArch64" >&2; exit 1; }
+  "$CROSS-nm" -D --defined-only "$plain" | grep -q " T RegisterCustomOps$" \
+    || { echo "cross_aarch64: $plain exports no RegisterCustomOps" >&2; exit 1; }
+  if "$CROSS-nm" -D --undefined-only "$plain" | grep -q " U _\?Py"; then
+    echo "cross_aarch64: $plain needs Python" >&2; exit 1
+  fi
+done
 
 "$CROSS-g++" -shared -Wl,--no-undefined -Wl,--whole-archive "$lib" -Wl,--no-whole-archive -o "$work/k.so"
 machine=$("$CROSS-readelf" -h "$work/k.so" | sed -n 's/^ *Machine: *//p')
@@ -54,4 +65,4 @@ for f in oc_inverse_f32 oc_inverse_f16 oc_group_norm_f64 oc_cpu_isa ortcustom_ke
          ortcustom_kernel_group_norm_cpu; do
   grep -q " T $f\$" "$work/symbols.txt" || { echo "cross_aarch64: $f missing" >&2; exit 1; }
 done
-echo "cross_aarch64: kernels/cpu builds and links for aarch64 ($("$CROSS-g++" -dumpversion)), baseline pass only"
+echo "cross_aarch64: kernels/cpu and the plain libraries build and link for aarch64 ($("$CROSS-g++" -dumpversion)), baseline pass only"

@@ -1,6 +1,8 @@
-"""Shared helpers for the tests: sessions of one-node models."""
+"""Shared helpers for the tests: sessions of one-node models, test matrices, process checks."""
+import os
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import onnxruntime as ort
@@ -9,6 +11,14 @@ import ortcustom
 from ortcustom.testing import make_model
 
 CPU = ["CPUExecutionProvider"]
+InvalidArgument = ort.capi.onnxruntime_pybind11_state.InvalidArgument
+OrtFail = ort.capi.onnxruntime_pybind11_state.Fail
+HUGE = 2 ** 62  # a dim whose product with another overflows int64
+
+
+def rss_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def session(op, domain, inputs, *, attrs=None, outputs=None, so=None, **kw):
@@ -19,14 +29,51 @@ def session(op, domain, inputs, *, attrs=None, outputs=None, so=None, **kw):
     return ort.InferenceSession(model.SerializeToString(), so, providers=CPU)
 
 
+def under_asan() -> bool:
+    """Whether this process runs under AddressSanitizer (libasan preloaded)."""
+    with open("/proc/self/maps") as f:
+        return "libasan" in f.read()
+
+
 def well_conditioned(rng, shape, dtype):
+    """Matrices of `shape` (..., n, n), random normal plus n I: diagonally dominant, cond(x) small,
+    no row swap needed. `rng`: a NumPy Generator."""
     n = shape[-1]
     return (rng.standard_normal(shape) + n * np.eye(n)).astype(dtype)
+
+
+def torch_well_conditioned(shape, dtype=None, seed=0):
+    """well_conditioned as a torch tensor (float32 unless `dtype`), drawn from seed `seed`."""
+    import torch
+
+    x = well_conditioned(np.random.default_rng(seed), shape, np.float64)
+    return torch.from_numpy(x).to(dtype or torch.float32)
 
 
 def run_python(code, env=None, timeout=120):
     """Runs `code` in a fresh interpreter (a crash there fails the calling test, not the run)."""
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def run_threads(n, target):
+    """Runs target(i) for i in range(n), each in a thread of its own; an exception in any thread fails
+    the caller (an AssertionError naming how many failed, from the first one's exception)."""
+    errors = []
+
+    def wrap(i):
+        try:
+            target(i)
+        except BaseException as e:  # noqa: BLE001 - re-raised below
+            errors.append((i, e))
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        i, e = errors[0]
+        raise AssertionError(f"{len(errors)} of {n} threads failed; thread {i}: {e!r}") from e
 
 
 def row_cycled(rng, shape, dtype):

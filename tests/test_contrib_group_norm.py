@@ -10,11 +10,12 @@ from ortcustom import _customop, kernels
 from ortcustom.ops.contrib import ContribGroupNorm, SkipGroupNorm, domain, inference_session
 from ortcustom.testing import make_model
 
+from helpers import CPU
+
 torch = pytest.importorskip("torch")
 F = torch.nn.functional
 
 DOM = domain()
-CPU = ["CPUExecutionProvider"]
 CUDA_FIRST = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 TOL = {np.float32: 2e-5, np.float16: 4e-3}  # atol and rtol, against the float64 reference
 

@@ -37,7 +37,8 @@ def test_demo_without_pytorch():
                    "from ortcustom.__main__ import main; sys.exit(main(['demo']))")
     assert r.returncode == 0, r.stdout + r.stderr
     lines = r.stdout.splitlines()
-    assert lines[1].startswith("[1/3] no PyTorch here")
+    assert lines[1].startswith('[1/3] no PyTorch here (to export from it: pip install torch onnxscript, or in an '
+                               'ortcustom checkout pip install ".[torch]"): ')
     assert lines[1].endswith("built with onnx.helper: com.microsoft::Inverse, Add")
     m = re.fullmatch(r"\[2/3\] ran in ORT with ortcustom's Inverse: max \|ORT - NumPy\| = (\S+) \(onnx\.helper model\)",
                      lines[2])

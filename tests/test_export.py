@@ -17,7 +17,8 @@ from ortcustom.export import mapping as mapping_mod  # noqa: E402
 from ortcustom.ops import GroupNorm, Inverse  # noqa: E402
 from ortcustom.testing import max_ir_version  # noqa: E402
 
-CPU = ["CPUExecutionProvider"]
+from helpers import CPU, torch_well_conditioned  # noqa: E402
+
 RTOL, ATOL = 1e-3, 1e-5
 EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]
 
@@ -27,12 +28,6 @@ def _quiet():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation, torch.export's notes
         yield
-
-
-def well_conditioned(shape, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    n = shape[-1]
-    return torch.randn(shape, generator=g) + n * torch.eye(n)
 
 
 def custom_nodes(m):
@@ -83,15 +78,15 @@ class ConvGroupNorm(torch.nn.Module):
 def test_plain_torch_export_fails_as_the_issue_says():
     # the reason for ortcustom.export: torch 2.13 alone exports torch.inverse with neither exporter
     with pytest.raises(Exception, match=r"aten::linalg_inv"):
-        torch.onnx.export(InversePlusX(), (well_conditioned((3, 3)),), io.BytesIO(), dynamo=False)
+        torch.onnx.export(InversePlusX(), (torch_well_conditioned((3, 3)),), io.BytesIO(), dynamo=False)
     with pytest.raises(Exception, match=r"linalg_inv_ex"):
-        torch.onnx.export(InversePlusX(), (well_conditioned((3, 3)),), dynamo=True, verbose=False)
+        torch.onnx.export(InversePlusX(), (torch_well_conditioned((3, 3)),), dynamo=True, verbose=False)
 
 
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 @pytest.mark.parametrize("shape", [(3, 3), (4, 5, 5)])
 def test_inverse_plus_x(dynamo, shape):
-    x = well_conditioned(shape)
+    x = torch_well_conditioned(shape)
     m = oe.export(InversePlusX(), (x,), dynamo=dynamo)
     assert isinstance(m, onnx.ModelProto)
     assert custom_nodes(m) == [("com.microsoft", "Inverse")]
@@ -102,7 +97,7 @@ def test_inverse_plus_x(dynamo, shape):
 
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_inverse_dynamic_batch(dynamo):
-    x = well_conditioned((4, 5, 5))
+    x = torch_well_conditioned((4, 5, 5))
     if dynamo:
         kw = {"dynamic_shapes": {"x": {0: torch.export.Dim("batch")}}}
     else:
@@ -111,12 +106,12 @@ def test_inverse_dynamic_batch(dynamo):
     dim0 = m.graph.input[0].type.tensor_type.shape.dim[0]
     assert dim0.dim_param and not dim0.HasField("dim_value")
     for batch in (1, 4, 9):
-        check(InversePlusX(), (well_conditioned((batch, 5, 5), seed=batch),), m)
+        check(InversePlusX(), (torch_well_conditioned((batch, 5, 5), seed=batch),), m)
 
 
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_linalg_inv_and_file_output(dynamo, tmp_path):
-    x = well_conditioned((2, 4, 4))
+    x = torch_well_conditioned((2, 4, 4))
     path = tmp_path / "inv.onnx"
     m = oe.export(LinalgInv(), (x,), str(path), dynamo=dynamo)
     assert custom_nodes(m) == [("com.microsoft", "Inverse")]
@@ -175,6 +170,24 @@ def test_invalid_attribute_is_refused_at_export_naming_op_attribute_and_value(dy
         oe.export(GroupNormEps(eps), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])
 
 
+class TorchOpEps(torch.nn.Module):
+    """A torch op made from a declaration (torch_ops.register), given an attribute its check refuses."""
+
+    def forward(self, x):
+        return torch.ops.ortcustom.group_norm(x, 2, None, None, -0.5)
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_invalid_attribute_of_a_torch_op_is_the_same_error_with_both_exporters(dynamo):
+    # dynamo traces the op's fake and checks in the translation; TorchScript runs its eager kernel
+    import ortcustom.torch_ops  # noqa: F401
+
+    with pytest.raises(oe.InvalidAttribute, match=r"^(exporting )?ortcustom::group_norm(: | as ortcustom::GroupNorm: )"
+                                                  r"GroupNorm attribute epsilon=-0.5 \(from ortcustom::group_norm "
+                                                  r"argument 'eps'\) is invalid: must be >= 0$"):
+        oe.export(TorchOpEps(), (torch.randn(2, 4, 3),), dynamo=dynamo)
+
+
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_valid_attribute_is_coerced_to_its_declared_kind(dynamo):
     m = oe.export(GroupNormEps(0), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])  # an int eps
@@ -203,7 +216,7 @@ def test_torch_library_ops_export_with_nothing_to_write(dynamo):
 
     torch.manual_seed(1)
     model = TorchLibraryModel()
-    args = (torch.randn(2, 2, 5, 5), well_conditioned((3, 4, 4)))
+    args = (torch.randn(2, 2, 5, 5), torch_well_conditioned((3, 4, 4)))
     with torch.no_grad():  # eager PyTorch, our kernels, match PyTorch's own ops
         y, inv = model(*args)
         torch.testing.assert_close(
@@ -258,7 +271,7 @@ def test_users_custom_op_to_named_domain(dynamo, monkeypatch):
 
 @pytest.mark.parametrize("dynamo", EXPORTERS)
 def test_domain_override(dynamo):
-    x = well_conditioned((2, 3, 3))
+    x = torch_well_conditioned((2, 3, 3))
     net = ConvGroupNorm().eval()
     m = oe.export(InversePlusX(), (x,), dynamo=dynamo, ops=[oe.inverse(domain="my.inverse")])
     assert custom_nodes(m) == [("my.inverse", "Inverse")]
@@ -270,7 +283,7 @@ def test_domain_override(dynamo):
 
 
 def test_public_pieces_with_torch_onnx_export_directly():
-    x = well_conditioned((3, 3))
+    x = torch_well_conditioned((3, 3))
     # dynamo: the translation table
     prog = torch.onnx.export(InversePlusX(), (x,), dynamo=True, verbose=False,
                              custom_translation_table=oe.custom_translation_table())
@@ -301,9 +314,9 @@ def test_map_op_validates():
     with pytest.raises(ValueError, match="ONNX's own domain"):
         oe.map_op("aten::inverse", Inverse, domain="ai.onnx")
     with pytest.raises(ValueError, match="unknown built-in mapping 'softmax'"):
-        oe.export(InversePlusX(), (well_conditioned((2, 2)),), ops=["softmax"])
+        oe.export(InversePlusX(), (torch_well_conditioned((2, 2)),), ops=["softmax"])
     with pytest.raises(ValueError, match="aten::inverse is mapped twice"):
-        oe.export(InversePlusX(), (well_conditioned((2, 2)),), ops=["inverse", oe.inverse(domain="x")])
+        oe.export(InversePlusX(), (torch_well_conditioned((2, 2)),), ops=["inverse", oe.inverse(domain="x")])
 
 
 def test_domains_ignores_foreign_ops():

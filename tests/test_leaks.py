@@ -2,14 +2,13 @@
 
 The default run does 5,000 runs per case: with inputs of 16-32 KiB, a leaked input, output or
 temporary per run would grow RSS by 80+ MiB, far over the 12 MiB bound. The slow form
-(ORTCUSTOM_SLOW=1, `pytest -m slow`) does 100,000 runs per case under the same bound, so a leak of
-more than ~120 bytes per run (an OrtStatus, a message string, a Python object) fails it.
+(`pytest -m slow`, deselected otherwise) does 100,000 runs per case under the same bound, so a leak
+of more than ~120 bytes per run (an OrtStatus, a message string, a Python object) fails it.
 
 RSS is read from /proc/self/statm after a warm-up of the same shapes (ORT's arena, NumPy's and
 glibc's caches reach their steady state), with a gc.collect() on both sides.
 """
 import gc
-import os
 
 import numpy as np
 import onnxruntime as ort
@@ -20,26 +19,12 @@ from ortcustom import Domain, Input, Op, Output
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import make_model
 
-from helpers import CPU, well_conditioned
-
-SLOW = os.environ.get("ORTCUSTOM_SLOW") == "1"
-
-
-def _under_asan() -> bool:
-    with open("/proc/self/maps") as f:
-        return "libasan" in f.read()
-
+from helpers import CPU, InvalidArgument, OrtFail, rss_bytes, under_asan, well_conditioned
 
 # ASan keeps freed memory in quarantine (256 MiB by default): RSS says nothing there. It checks
 # leaks of our own code differently (LSan), and these tests still run the paths under it.
-pytestmark = pytest.mark.skipif(_under_asan(), reason="RSS is meaningless under AddressSanitizer (quarantine)")
+pytestmark = pytest.mark.skipif(under_asan(), reason="RSS is meaningless under AddressSanitizer (quarantine)")
 BOUND = 12 * 2 ** 20
-
-
-def rss_bytes() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
 
 Double = Op("LeakDouble", inputs=[Input("X", "float")], outputs=[Output("Y", "float", shape="X")],
             compute=lambda X: X * np.float32(2))
@@ -67,23 +52,28 @@ def _cases():
     bad_gn = dict(gx, num_groups=np.array(3))                           # an error status per run
     bad_inv = _session(Inverse, {"X": (np.float64, None)})
 
-    def expect_error(sess, feeds):
-        def run():
-            try:
-                sess.run(None, feeds)
-            except Exception:  # noqa: BLE001 - the error is the point
-                return
-            raise AssertionError("expected an error")
-        return run
-
     return {
         "inverse": lambda: inv.run(None, {"X": a}),
         "group_norm": lambda: gn.run(None, gx),
         "python_kernel": lambda: py.run(None, {"X": px}),
-        "group_norm_error": expect_error(gn, bad_gn),
-        "inverse_shape_error": expect_error(bad_inv, {"X": a[:, :, :8]}),
+        "group_norm_error": _raises(InvalidArgument, "GroupNorm (node 'n0'): num_groups must be positive and "
+                                    "divide the 8 channels of X, got 3", lambda: gn.run(None, bad_gn)),
+        "inverse_shape_error": _raises(InvalidArgument, "Inverse (node 'n0'): input X has shape (8, 16, 8); "
+                                       "expected (..., N, N)", lambda: bad_inv.run(None, {"X": a[:, :, :8]})),
         "python_kernel_error": _raising_python_kernel(px),
     }
+
+
+def _raises(exc, message, call):
+    """A run: call() must raise `exc` with `message` in its text (a cheap check, done every run)."""
+    def run():
+        try:
+            call()
+        except exc as e:
+            assert message in str(e), str(e)
+            return
+        raise AssertionError(f"expected {exc.__name__}: {message}")
+    return run
 
 
 def _raising_python_kernel(px):
@@ -95,15 +85,8 @@ def _raising_python_kernel(px):
     so.log_severity_level = 4
     sess = ort.InferenceSession(make_model(Boom, d, {"X": (np.float32, ["n"])}).SerializeToString(), so,
                                 providers=CPU)
-
-    def run():
-        try:
-            sess.run(None, {"X": px})
-        except Exception as e:  # noqa: BLE001
-            assert "boom" in str(e)
-            return
-        raise AssertionError("expected an error")
-    return run
+    return _raises(OrtFail, "LeakBoom (node 'n0'): the Python kernel raised ValueError: boom xxx",
+                   lambda: sess.run(None, {"X": px}))
 
 
 CASES = ["inverse", "group_norm", "python_kernel", "group_norm_error", "inverse_shape_error", "python_kernel_error"]
@@ -132,17 +115,19 @@ def test_5k_runs_rss_bounded(cases, case):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not SLOW, reason="set ORTCUSTOM_SLOW=1 for the 100k-run soak")
 @pytest.mark.parametrize("case", CASES)
 def test_100k_runs_rss_bounded(cases, case):
     grown = _growth(cases[case], 100_000)
     assert grown < BOUND, f"{case}: RSS grew by {grown / 2 ** 20:.1f} MiB over 100,000 runs"
 
 
-def test_sessions_created_and_dropped_rss_bounded():
+@pytest.mark.parametrize("n", [200, pytest.param(2_000, marks=pytest.mark.slow)])
+def test_sessions_created_and_dropped_rss_bounded(n):
     model = make_model(Inverse, DOM, {"X": (np.float32, [3, 3])}).SerializeToString()
     bad = make_model(GroupNorm, DOM, {"X": (np.float32, [1, 4, 3])}, attrs={"epsilon": -1.0}).SerializeToString()
     unaccepted = make_model(Inverse, DOM, {"X": (np.int32, [2, 2])}, outputs={"Y": (np.int32, [2, 2])}).SerializeToString()
+    creation_errors = [(bad, "GroupNorm (node 'n0'): attribute epsilon=-1.0 is invalid: must be >= 0"),
+                       (unaccepted, "Inverse (node 'n0'): no kernel for input types (X: int32)")]
     x = 2 * np.eye(3, dtype=np.float32)
 
     def cycle(n):
@@ -151,12 +136,12 @@ def test_sessions_created_and_dropped_rss_bounded():
             so.log_severity_level = 4
             s = ort.InferenceSession(model, so, providers=CPU)
             assert s.run(None, {"X": x})[0][0, 0] == 0.5
-            for m in (bad, unaccepted):  # kernel creation fails: attribute error, type guard
-                with pytest.raises(Exception):
+            for m, message in creation_errors:  # kernel creation fails: attribute error, type guard
+                with pytest.raises(Exception) as e:
                     ort.InferenceSession(m, so, providers=CPU)
+                assert message in str(e.value)
             del s, so
 
-    n = 2_000 if SLOW else 200
     cycle(50)
     gc.collect()
     before = rss_bytes()

@@ -1,7 +1,5 @@
 """The op-definition API: one declaration gives types, attributes, optional/variadic/CPU-side
 inputs, versions, shape inference, the ONNX schema and a reference implementation."""
-import threading
-
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -15,7 +13,7 @@ from ortcustom import Attr, Domain, Input, Op, Output, _customop
 from ortcustom.ops import GroupNorm, Inverse
 from ortcustom.testing import for_runtime, make_model
 
-from helpers import CPU, session
+from helpers import CPU, run_threads, session, well_conditioned
 
 # ORT's own custom-op test examples, in a few lines each.
 MyCustomOp = Op("MyCustomOp", inputs=[Input("X", "float"), Input("Y", "float")],
@@ -265,18 +263,11 @@ def test_python_kernel_errors_are_ort_errors_and_the_session_survives():
 def test_one_kernel_object_from_several_threads():
     d = Domain("com.microsoft").add(Inverse)
     sess = session(Inverse, d, {"X": (np.float64, ["b", 4, 4])})
-    errors = []
 
     def work(seed):
         rng = np.random.default_rng(seed)
         for _ in range(50):
-            x = rng.standard_normal((8, 4, 4)) + 4 * np.eye(4)
-            if not np.allclose(sess.run(None, {"X": x})[0], np.linalg.inv(x), rtol=1e-8, atol=1e-10):
-                errors.append(seed)
+            x = well_conditioned(rng, (8, 4, 4), np.float64)
+            np.testing.assert_allclose(sess.run(None, {"X": x})[0], np.linalg.inv(x), rtol=1e-8, atol=1e-10)
 
-    threads = [threading.Thread(target=work, args=(s,)) for s in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    run_threads(4, work)

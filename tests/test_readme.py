@@ -1,5 +1,6 @@
-"""Every ```python block of README.md runs: in order, in one namespace, in a temporary folder, as a
-reader would paste them. Blocks that use torch are skipped only where torch is missing."""
+"""Every ```python block of README.md runs on its own: each in a fresh namespace (a reader may paste
+any one of them alone), in a temporary folder. Blocks that use torch are skipped only where torch
+is missing."""
 import importlib.util
 import pathlib
 import re
@@ -24,13 +25,12 @@ def test_blocks_are_found():
 def test_readme_python_blocks_run(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # what the examples write (model.onnx) lands here
     has_torch = importlib.util.find_spec("torch") is not None
-    namespace = {"__name__": "__readme__"}
     skipped = []
     for line, code in python_blocks(README.read_text()):
         if not has_torch and re.search(r"\btorch\b", code):
             skipped.append(line)
             continue
         # padded so that a traceback points at README.md's own line numbers
-        exec(compile("\n" * (line - 1) + code, str(README), "exec"), namespace)
+        exec(compile("\n" * (line - 1) + code, str(README), "exec"), {"__name__": "__readme__"})
     if skipped:
         pytest.skip(f"torch is not installed: skipped the blocks at README.md lines {skipped}")

@@ -1,6 +1,4 @@
 import gc
-import subprocess
-import sys
 
 import numpy as np
 import onnxruntime as ort
@@ -132,11 +130,3 @@ def test_make_model_ir_version_is_accepted():
 
     model = make_model(Inverse, "org.x", {"X": (np.float32, [1, 1])})
     assert model.ir_version <= max_ir_version()
-
-
-def test_cli_info(tmp_path):  # the demo: tests/test_demo.py
-    out = subprocess.run([sys.executable, "-m", "ortcustom", "info"], capture_output=True, text=True, check=True,
-                         cwd=tmp_path)
-    assert "ortcustom" in out.stdout
-    assert "onnxruntime found" in out.stdout and "Inverse" in out.stdout and "minimum onnxruntime: 1.17" in out.stdout
-    assert "installed by onnxruntime" in out.stdout

@@ -1,5 +1,4 @@
 """torch.ops.ortcustom.*: our CPU kernels run by PyTorch (eager, autograd, torch.export)."""
-import sys
 import types
 
 import numpy as np
@@ -9,13 +8,7 @@ torch = pytest.importorskip("torch")
 
 import ortcustom  # noqa: E402
 import ortcustom.torch_ops as torch_ops  # noqa: E402  registers torch.ops.ortcustom.*
-from helpers import run_python  # noqa: E402
-
-
-def well_conditioned(shape, dtype=torch.float32, seed=0):
-    g = torch.Generator().manual_seed(seed)
-    n = shape[-1]
-    return (torch.randn(shape, generator=g, dtype=torch.float64) + n * torch.eye(n, dtype=torch.float64)).to(dtype)
+from helpers import run_python, torch_well_conditioned  # noqa: E402
 
 
 def test_import_ortcustom_does_not_import_torch():
@@ -31,20 +24,20 @@ def test_needs_torch_says_so(module):
             f"try:\n    import {module}\nexcept ImportError as e:\n    print(e)\n")
     r = run_python(code)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "needs PyTorch: pip install 'ortcustom[torch]'" in r.stdout
+    assert 'needs PyTorch: pip install torch onnxscript, or in an ortcustom checkout pip install ".[torch]"' in r.stdout
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("shape", [(3, 3), (4, 5, 5), (2, 3, 4, 4), (0, 2, 2)])
 def test_inverse_matches_torch(shape, dtype):
-    x = well_conditioned(shape, dtype)
+    x = torch_well_conditioned(shape, dtype)
     y = torch.ops.ortcustom.inverse(x)
     assert y.shape == x.shape and y.dtype == dtype
     torch.testing.assert_close(y, torch.inverse(x), rtol=1e-4 if dtype == torch.float32 else 1e-10, atol=1e-6)
 
 
 def test_inverse_float16_and_non_contiguous():
-    x = well_conditioned((3, 4, 4), torch.float32)
+    x = torch_well_conditioned((3, 4, 4), torch.float32)
     torch.testing.assert_close(torch.ops.ortcustom.inverse(x.half()).float(), torch.inverse(x.half().float()),
                                rtol=2e-2, atol=2e-3)
     xt = x.transpose(-1, -2)  # not contiguous: read through a contiguous copy
@@ -53,7 +46,7 @@ def test_inverse_float16_and_non_contiguous():
 
 
 def test_inverse_writes_into_a_new_tensor_and_leaves_input_alone():
-    x = well_conditioned((2, 3, 3))
+    x = torch_well_conditioned((2, 3, 3))
     before = x.clone()
     y = torch.ops.ortcustom.inverse(x)
     assert y.data_ptr() != x.data_ptr()
@@ -82,7 +75,7 @@ def test_group_norm_defaults_and_bias_only():
 
 
 def test_autograd():
-    x = well_conditioned((2, 3, 3), torch.float64).requires_grad_()
+    x = torch_well_conditioned((2, 3, 3), torch.float64).requires_grad_()
     assert torch.autograd.gradcheck(torch.ops.ortcustom.inverse, (x,))
     xg = torch.randn(2, 4, 3, dtype=torch.float64, requires_grad=True)
     w = torch.randn(4, dtype=torch.float64, requires_grad=True)
@@ -100,6 +93,15 @@ def test_errors_name_the_op():
         torch.ops.ortcustom.inverse(torch.ones(2, 3))
     with pytest.raises(ValueError, match="num_groups must be positive and divide"):
         torch.ops.ortcustom.group_norm(torch.ones(2, 6, 3), 4)
+
+
+def test_bad_attribute_is_invalid_attribute_naming_op_attribute_and_argument():
+    from ortcustom.export import InvalidAttribute
+
+    with pytest.raises(InvalidAttribute, match=r"^ortcustom::group_norm: GroupNorm attribute epsilon=nan \(from "
+                                               r"ortcustom::group_norm argument 'eps'\) is invalid: must be >= 0$"):
+        torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, float("nan"))
+    assert issubclass(InvalidAttribute, ValueError)
 
 
 def test_non_cpu_tensors_raise_not_implemented():
@@ -124,10 +126,10 @@ def test_fake_implementations_trace():
             return torch.ops.ortcustom.group_norm(torch.ops.ortcustom.inverse(x), 1, None, None, 1e-5)
 
     batch = torch.export.Dim("batch")
-    ep = torch.export.export(M(), (well_conditioned((4, 3, 3)),), dynamic_shapes={"x": {0: batch}})
+    ep = torch.export.export(M(), (torch_well_conditioned((4, 3, 3)),), dynamic_shapes={"x": {0: batch}})
     targets = [n.target for n in ep.graph.nodes if n.op == "call_function"]
     assert torch.ops.ortcustom.inverse.default in targets and torch.ops.ortcustom.group_norm.default in targets
-    x = well_conditioned((6, 3, 3))
+    x = torch_well_conditioned((6, 3, 3))
     torch.testing.assert_close(ep.module()(x), M()(x))
     with torch.device("meta"):
         assert torch.ops.ortcustom.inverse(torch.empty(5, 2, 2)).shape == (5, 2, 2)
@@ -141,7 +143,7 @@ def test_one_kernel_two_runtimes_identical_inverse():
     from ortcustom.ops import Inverse
     from ortcustom.testing import make_model
 
-    x = well_conditioned((5, 6, 6))
+    x = torch_well_conditioned((5, 6, 6))
     dom = ortcustom.Domain("com.microsoft").add(Inverse)
     sess = ort.InferenceSession(make_model(Inverse, dom, {"X": x.numpy()}).SerializeToString(),
                                ortcustom.session_options(dom), providers=["CPUExecutionProvider"])

@@ -27,6 +27,9 @@ def __getattr__(name):
         return reference_ops
     raise AttributeError(f"module 'ortcustom' has no attribute {name!r}")
 
+# what ortcustom.export and ortcustom.torch_ops need; ortcustom is not on the package index, so no "ortcustom[torch]"
+_INSTALL_TORCH = 'pip install torch onnxscript, or in an ortcustom checkout pip install ".[torch]"'
+
 
 def get_include() -> str:
     """The directory holding ortcustom/kernel.h (the kernel ABI), kernel.hpp and op_def.h."""

@@ -135,7 +135,7 @@ def demo() -> int:
     else:
         expected = np.linalg.inv(x) + x
         models = {"onnx.helper": _handmade_model()}
-        _step(1, steps, "no PyTorch here (pip install 'ortcustom[torch]' to export from it): the ONNX "
+        _step(1, steps, f"no PyTorch here (to export from it: {ortcustom._INSTALL_TORCH}): the ONNX "
                         f"model both exporters make, built with onnx.helper: {_nodes(models['onnx.helper'])}")
         reference = "NumPy"
 
@@ -175,7 +175,7 @@ def _domains(model):
 
 
 def new(name: str, directory: str) -> int:
-    from .scaffold import new as write
+    from .scaffold import build_steps, new as write
 
     try:
         dest = write(name, directory)
@@ -183,7 +183,9 @@ def new(name: str, directory: str) -> int:
         print(f"python -m ortcustom new: {e}", file=sys.stderr)
         return 2
     print(f"wrote {dest}: a meson-python package with one op (ScaledAdd: C++ and CUDA kernels).")
-    print(f"  cd {dest} && pip install --no-build-isolation . && python -m pytest")
+    print(f"Build and test it (its README.md says more):\n  cd {dest}")
+    for line in build_steps(dest):
+        print(f"  {line}")
     return 0
 
 

@@ -50,3 +50,10 @@ def new(name: str, directory: str = ".") -> str:
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
     return dest
+
+
+def build_steps(dest: str) -> list[str]:
+    """The commands that build and test the package at `dest`: its README's first ```bash block."""
+    with open(os.path.join(dest, "README.md"), encoding="utf-8") as f:
+        m = re.search(r"^```bash\n(.*?)^```$", f.read(), re.S | re.M)
+    return m.group(1).splitlines() if m else []

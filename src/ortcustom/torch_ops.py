@@ -21,13 +21,16 @@ from __future__ import annotations
 try:
     import torch
 except ImportError as e:  # pragma: no cover - exercised only without torch
-    raise ImportError("ortcustom.torch_ops needs PyTorch: pip install 'ortcustom[torch]'") from e
+    from . import _INSTALL_TORCH
+
+    raise ImportError(f"ortcustom.torch_ops needs PyTorch: {_INSTALL_TORCH}") from e
 
 import threading
 
 import numpy as np
 
 from . import kernels
+from .attr_check import InvalidAttribute, checked
 from .registry import Op
 from .types import numpy_dtype
 
@@ -128,6 +131,7 @@ def register(op: Op):
 
 def _eager(op: Op, sig: _Signature):
     short = op.torch.split("::", 1)[1]
+    attr_decls = {a.name: a for a in op.attrs}
     accepts = {}
     for i in op.inputs:
         types = op.types.get(i.type, (i.type,))
@@ -139,6 +143,11 @@ def _eager(op: Op, sig: _Signature):
         device = None
         for (tname, decl, idx), v in zip(sig.args, args):
             if idx is None:
+                try:  # as ortcustom.export checks it: the same error, whichever exporter traces this
+                    checked(attr_decls[decl], v)
+                except InvalidAttribute as e:
+                    raise InvalidAttribute(f"{op.torch}: {op.name} attribute {decl}={v!r} (from {op.torch} argument "
+                                           f"{tname!r}) is invalid: {e}") from None
                 attrs[decl] = v
             elif v is not None:
                 if device is not None and v.device != device:

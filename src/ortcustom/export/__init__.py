@@ -21,7 +21,9 @@ from __future__ import annotations
 try:
     import torch
 except ImportError as e:  # pragma: no cover - exercised only without torch
-    raise ImportError("ortcustom.export needs PyTorch: pip install 'ortcustom[torch]'") from e
+    from .. import _INSTALL_TORCH
+
+    raise ImportError(f"ortcustom.export needs PyTorch: {_INSTALL_TORCH}") from e
 
 import io
 from typing import Iterable
@@ -51,29 +53,13 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
     from ..testing import for_runtime
 
     mappings = resolve(ops)
-    if dynamo:
-        table = {ov: translation.translation(m, ov) for m in mappings for ov in m.overloads}
-        table.update(kwargs.pop("custom_translation_table", None) or {})
-        kwargs.setdefault("verbose", False)
-        try:
-            program = torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs)
-        except Exception as e:  # the exporter wraps our refusal in pages of its own advice: ours is the error
-            ours = _cause(e, InvalidAttribute)
-            if ours is None:
-                raise
-            raise ours from None
-        proto = program.model_proto
-    else:
-        opset = kwargs.pop("opset_version", None) or symbolics.default_opset()
-        # a custom domain used without an entry gets version 1; naming unused ones makes torch warn
-        opsets = {m.domain: m.version for m in mappings if m.version != 1}
-        opsets.update(kwargs.pop("custom_opsets", None) or {})
-        if kwargs.get("input_names") is None and isinstance(model, torch.nn.Module):
-            kwargs["input_names"] = _input_names(model, args)
-        buf = io.BytesIO()
-        with symbolics.registered(mappings, opset):
-            torch.onnx.export(model, args, buf, dynamo=False, opset_version=opset, custom_opsets=opsets, **kwargs)
-        proto = onnx.load_from_string(buf.getvalue())
+    try:
+        proto = (_dynamo if dynamo else _torchscript)(model, args, mappings, kwargs)
+    except Exception as e:  # an exporter may wrap our refusal in pages of its own advice: ours is the error
+        ours = _cause(e, InvalidAttribute)  # (the mapping's check, or a torch op's while traced)
+        if ours is None or ours is e:
+            raise
+        raise ours from None
     used = {(n.domain, n.op_type) for n in _nodes(proto)}
     value = metadata(m for m in mappings if (m.domain, m.name) in used)
     if value:
@@ -85,6 +71,28 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
     if f is not None:
         onnx.save_model(proto, f)
     return proto
+
+
+def _dynamo(model, args, mappings, kwargs):
+    table = {ov: translation.translation(m, ov) for m in mappings for ov in m.overloads}
+    table.update(kwargs.pop("custom_translation_table", None) or {})
+    kwargs.setdefault("verbose", False)
+    return torch.onnx.export(model, args, dynamo=True, custom_translation_table=table, **kwargs).model_proto
+
+
+def _torchscript(model, args, mappings, kwargs):
+    import onnx
+
+    opset = kwargs.pop("opset_version", None) or symbolics.default_opset()
+    # a custom domain used without an entry gets version 1; naming unused ones makes torch warn
+    opsets = {m.domain: m.version for m in mappings if m.version != 1}
+    opsets.update(kwargs.pop("custom_opsets", None) or {})
+    if kwargs.get("input_names") is None and isinstance(model, torch.nn.Module):
+        kwargs["input_names"] = _input_names(model, args)
+    buf = io.BytesIO()
+    with symbolics.registered(mappings, opset):
+        torch.onnx.export(model, args, buf, dynamo=False, opset_version=opset, custom_opsets=opsets, **kwargs)
+    return onnx.load_from_string(buf.getvalue())
 
 
 def _cause(e: BaseException, kind: type) -> BaseException | None:

@@ -14,8 +14,9 @@ from typing import Iterable, Sequence
 
 import torch
 
+from ..attr_check import InvalidAttribute, checked
 from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
-from ..registry import Domain, Op, normalize
+from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
@@ -56,10 +57,6 @@ def _is_tensor(arg) -> bool:
     if t.kind() == "OptionalType":
         t = t.getElementType()
     return t.kind() == "TensorType"
-
-
-class InvalidAttribute(ValueError):
-    """An attribute value the op's declaration refuses, found at export (see OpMapping.attribute)."""
 
 
 @dataclass(frozen=True)
@@ -172,18 +169,13 @@ class OpMapping:
         is refused at export, with an InvalidAttribute (a ValueError) naming the node, the op, the
         attribute and the value."""
         a = next(a for a in self.op.attrs if a.name == b.target)
-        given = value
-        if a.kind in ("int", "ints"):  # ONNX has no bool attributes: a torch bool is an int 0/1
-            value = [int(v) if isinstance(v, bool) else v for v in value] if isinstance(value, (list, tuple)) \
-                else int(value) if isinstance(value, bool) else value
         try:
-            value = normalize(a, value)
-            a.validate(value)
-        except (TypeError, ValueError) as e:
+            coerced = checked(a, value)
+        except InvalidAttribute as e:
             raise InvalidAttribute(f"exporting {_qualified(overload)} as {self.node}: {self.op.name} attribute "
-                             f"{a.name}={given!r} (from {_qualified(overload)} argument {b.torch_name!r}) is "
-                             f"invalid: {e}") from None
-        return list(value) if isinstance(value, tuple) else value
+                                   f"{a.name}={value!r} (from {_qualified(overload)} argument {b.torch_name!r}) is "
+                                   f"invalid: {e}") from None
+        return list(coerced) if isinstance(coerced, tuple) else coerced
 
     def __repr__(self):
         return f"OpMapping({list(self.torch_names)} -> {self.node}, op={self.base.name})"

@@ -33,8 +33,10 @@ def _onnxscript():
     try:
         import onnxscript
     except ImportError as e:  # pragma: no cover - exercised only without onnxscript
-        raise ImportError("ortcustom.export needs onnxscript for the dynamo exporter (dynamo=True): "
-                          "pip install 'ortcustom[torch]'") from e
+        from .. import _INSTALL_TORCH
+
+        raise ImportError(f"ortcustom.export needs onnxscript for the dynamo exporter (dynamo=True): "
+                          f"{_INSTALL_TORCH}") from e
     return onnxscript
 
 

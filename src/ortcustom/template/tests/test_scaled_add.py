@@ -102,7 +102,7 @@ def torch_model():
         def forward(self, x, y):
             return torch.ops.myops.scaled_add(x, y, 3.0).relu()
 
-    return Model()
+    return Model().eval()  # exported for inference
 
 
 @needs_torch
