@@ -5,6 +5,7 @@ from libc.stdlib cimport malloc, free
 
 cdef class DirectKernel:
     cdef oc_direct_kernel* k
+    cdef object od  # the OpDef whose oc_op_def k points at: alive as long as k
 
     def __dealloc__(self):
         oc_direct_destroy(self.k)
@@ -16,7 +17,7 @@ _ERRORS = {OC_INVALID_ARGUMENT: ValueError, OC_OUT_OF_MEMORY: MemoryError}
 
 
 cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attrs):
-    key = (od.address, device, row, attrs)
+    key = (od, device, row, attrs)
     got = _direct_kernels.get(key)
     if got is not None:
         return got
@@ -31,6 +32,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
     if block == NULL:
         raise MemoryError()
     cdef DirectKernel dk = DirectKernel()
+    dk.od = od
     keep = []
     values = dict(attrs)
     by_name = {a.name: a for a in od.op.attrs}
