@@ -226,8 +226,10 @@ class _Plan:
         self.attrs = {a.name: a for a in op.attrs}
         self.by_keyword = {d.name: i for i, d in enumerate(self.decls) if d.name not in self.attrs}
         self.defaults = {a.name: _checked_attr(op, a, a.default) for a in op.attrs if not a.required}
-        self.inplace = {_CPU: _inplace(op.kernel.cpu), _CUDA: _inplace(op.kernel.cuda)}
+        self.kernel = op.kernel
+        self.inplace = {_CPU: _inplace(self.kernel.cpu), _CUDA: _inplace(self.kernel.cuda)}
         self.op_def = native.op_def(op)
+        self.rows = {}  # binding (element types of the constraints) -> the kernel's dtype row
 
 
 def _inplace(addr):
@@ -255,7 +257,10 @@ def threads() -> int:
     torch = sys.modules.get("torch")
     if torch is not None:
         return torch.get_num_threads()
-    return os.cpu_count() or 1
+    return _CORES
+
+
+_CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 def set_threads(n: int | None) -> None:
@@ -269,9 +274,10 @@ def set_threads(n: int | None) -> None:
 def call(op: Op, *inputs, out=None, stream=None, **attrs):
     """Runs `op`'s native kernel on `inputs` (by position; None for an absent optional one) with
     the attributes `attrs`; returns its output (a tuple for several)."""
-    if not isinstance(op, Op) or op.kernel is None:
+    if not isinstance(op, Op) or op.native is None:
         raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
     plan = _plan(op)
+    kernel = plan.kernel
     name, decls = op.name, plan.decls
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
         raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
@@ -289,11 +295,10 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
                 raise TypeError(f"{name}: input {d.name} is required")
         elif not d.cpu and hasattr(v, "__cuda_array_interface__"):
             device = _CUDA
-    addr = op.kernel.cuda if device == _CUDA else op.kernel.cpu
-    if not addr:
+    if not (kernel.cuda if device == _CUDA else kernel.cpu):
         kind = "CUDA" if device == _CUDA else "CPU"
-        why = f" ({no_cuda_reason(op.kernel)})" if device == _CUDA else ""
-        raise RuntimeError(f"{name}: kernel {op.kernel.name!r} has no {kind} entry{why}")
+        why = f" ({no_cuda_reason(kernel)})" if device == _CUDA else ""
+        raise RuntimeError(f"{name}: kernel {kernel.name!r} has no {kind} entry{why}")
     operands = [None if v is None else _Operand(op, d, v, device) for d, v in zip(per_input, inputs)]
     binding = {}
     for d, x in zip(per_input, operands):
@@ -330,8 +335,11 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
-    row = tuple(onnx_enum(binding.get(d.type, d.type) if d.type in op.types else d.type) for d in decls) + tuple(
-        onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
+    row = plan.rows.get(tuple(binding.values()))
+    if row is None:  # the binding's element types (inputs, outputs), once per binding
+        row = plan.rows[tuple(binding.values())] = tuple(
+            onnx_enum(binding.get(d.type, d.type) if d.type in op.types else d.type) for d in decls) + tuple(
+            onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
                          threads() if device == _CPU else 1, device_id, s)
     res = c.results
@@ -381,7 +389,7 @@ def _direct(op: Op):
 def _builtins():
     from .ops import ALL
 
-    return {snake_case(op.name): _direct(op) for op in ALL if op.kernel is not None}
+    return {snake_case(op.name): _direct(op) for op in ALL if op.native is not None}
 
 
 _BUILTINS = _builtins()
