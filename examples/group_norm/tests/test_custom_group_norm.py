@@ -70,7 +70,7 @@ def test_bad_num_groups_refused(groups, match):
 
 def test_bad_scale_refused():
     x, g, scale, bias = inputs()
-    with pytest.raises(ValueError, match=r"mygroupnorm.*input scale has shape \(5\); expected \(C,\)"):
+    with pytest.raises(ValueError, match=r"mygroupnorm.*input scale has shape \(5,\); expected \(C,\)"):
         torch.ops.mynamespace.custom_group_norm(x, g, scale[:5], bias, 1e-5)
 
 
