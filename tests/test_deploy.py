@@ -219,6 +219,25 @@ def test_scaffold_package_library(tmp_path, importable):
     assert bad.returncode == 5 and "ScaledAdd (node 'n0')" in bad.error
 
 
+def test_a_build_refuses_a_kernel_that_does_not_match_its_declaration(tmp_path):
+    """The package's build step (library-check, after linking): each fact of the signature is
+    written twice (kernel spec, declaration), and a mismatch stops the build saying why."""
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "new", "checkops", "--dir", str(tmp_path)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    root = tmp_path / "checkops"
+    lib = build_library(root / "src", "checkops:domain", [root / "kernels" / "cpu" / "scaled_add.cpp"],
+                        root / "_kernels.so")
+    check = [sys.executable, "-m", "ortcustom", "library-check", "--path", str(root / "src"), str(lib), "checkops:domain"]
+    assert subprocess.run(check, capture_output=True, text=True).returncode == 0
+    ops = root / "src" / "checkops" / "ops.py"
+    ops.write_text(ops.read_text().replace('"float16")', '"float16", "int64")'))
+    r = subprocess.run(check, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert "checkops::ScaledAdd: native kernel 'scaled_add' has no signature for the declared type binding " \
+           "(X: int64, Y: int64, Z: int64)" in r.stderr
+
+
 @needs_c_host
 def test_example_group_norm_library(tmp_path, importable):
     src = tmp_path / "src"

@@ -248,11 +248,13 @@ def main(argv=None) -> int:
                                           "`domain`); none: ortcustom's own library")
     sub.add_parser("library-source", add_help=False,
                    help="(a package's build) the C++ table of a plain library, from declarations")
+    sub.add_parser("library-check", add_help=False,
+                   help="(a package's build) the built library's kernels against the declarations")
     args, rest = parser.parse_known_args(argv)
-    if args.command == "library-source":
-        from .library_source import main as library_source
+    if args.command in ("library-source", "library-check"):
+        from . import library_source
 
-        return library_source(rest)
+        return (library_source.main if args.command == "library-source" else library_source.check_main)(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "library":

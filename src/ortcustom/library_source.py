@@ -154,6 +154,49 @@ def load_domains(refs):
     return got
 
 
+def check(library: str, domains) -> list[str]:
+    """What is wrong between the built `library` and the declarations it was generated from (the
+    kernels' names, attribute kinds, signatures: the glue's own check), one line each."""
+    from . import _customop
+    from .native import load_kernels
+
+    lib, problems = load_kernels(library), []
+    for d in domains:
+        for op in d.ops:
+            try:
+                kernel = lib[kernel_name(op)]
+            except (LookupError, ValueError, ImportError) as e:
+                problems.append(f"{d.name}::{op.name}: {e}")
+                continue
+            od = _customop.OpDef(op, kernel)
+            for addr in (kernel.cpu, kernel.cuda):
+                why = _customop.check_kernel(od, addr) if addr else None
+                if why:
+                    problems.append(f"{d.name}::{op.name}: {why}")
+    return problems
+
+
+def check_main(argv=None) -> int:
+    """python -m ortcustom library-check [--path DIR] LIBRARY MODULE:ATTR... [-o STAMP]: a package's
+    build refuses a library whose kernels do not match the declarations (exit 1, saying why)."""
+    p = argparse.ArgumentParser(prog="python -m ortcustom library-check", description=check_main.__doc__)
+    p.add_argument("library")
+    p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
+    p.add_argument("--path", action="append", default=[])
+    p.add_argument("-o", "--output", help="a stamp file written when the check passes (for the build)")
+    a = p.parse_args(argv)
+    sys.path[:0] = a.path
+    problems = check(a.library, load_domains(a.refs))
+    for line in problems:
+        print(f"ortcustom library-check: {line}", file=sys.stderr)
+    if problems:
+        return 1
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write("checked\n")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m ortcustom library-source", description=__doc__.split("\n")[0])
     p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
