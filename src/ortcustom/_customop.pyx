@@ -74,26 +74,8 @@ cdef class OpDef:
         in_names = <const char**>(rows + cells)
         out_names = in_names + (n_in + 1)
         specs = <oc_attr_spec*>(out_names + (n_out + 1))
-        names = [i.name for i in op.inputs]
-        for j, io in enumerate(op.inputs):
-            b = _b(io.name, keep)
-            ins[j].name = b
-            in_names[j] = b
-            ins[j].kind = _io_kind(io)
-            ins[j].cpu = io.cpu
-            ins[j].min_arity = io.min_arity
-            ins[j].homogeneous = io.homogeneous
-            ins[j].shape_of = -1
-            ins[j].constrained = io.type in op.types
-        for j, io in enumerate(op.outputs):
-            b = _b(io.name, keep)
-            outs[j].name = b
-            out_names[j] = b
-            outs[j].kind = _io_kind(io)
-            outs[j].min_arity = io.min_arity
-            outs[j].homogeneous = io.homogeneous
-            outs[j].shape_of = names.index(io.shape) if isinstance(io.shape, str) else -1
-            outs[j].constrained = io.type in op.types
+        _fill_io(ins, in_names, op, op.inputs, keep)
+        _fill_io(outs, out_names, op, op.outputs, keep)
         from .registry import normalize
         for j, a in enumerate(op.attrs):
             ats[j].name = specs[j].name = _b(a.name, keep)
@@ -143,6 +125,19 @@ cdef class OpDef:
     @property
     def address(self):
         return <size_t>&self.d
+
+
+cdef int _fill_io(oc_io_def* d, const char** names, op, ios, list keep) except -1:
+    inputs = [i.name for i in op.inputs]
+    for j, io in enumerate(ios):
+        d[j].name = names[j] = _b(io.name, keep)
+        d[j].kind = _io_kind(io)
+        d[j].cpu = getattr(io, "cpu", False)
+        d[j].min_arity = io.min_arity
+        d[j].homogeneous = io.homogeneous
+        d[j].shape_of = inputs.index(io.shape) if isinstance(getattr(io, "shape", None), str) else -1
+        d[j].constrained = io.type in op.types
+    return 0
 
 
 cdef const char* _b(str s, list keep) except NULL:

@@ -29,7 +29,7 @@ import inspect
 import traceback
 import numpy as np
 
-from .types import ELEMENT_TYPES as _ELEMENT_TYPES, name_of_dtype as _name_of_dtype, onnx_enum, name_of_enum
+from .types import ELEMENT_TYPES as _ELEMENT_TYPES, name_of_enum
 
 cnp.import_array()
 
@@ -101,11 +101,6 @@ cdef _PyPlan _make_plan(op):
     p.can_prealloc = p.why is None
     p.out_src = tuple(src)
     return p
-
-
-def python_plan(op):
-    """The run-time plan of a Python op (its signature read once), made at kernel creation."""
-    return _make_plan(op)
 
 
 # ---- Python kernels as kernels of the ABI: the glue runs them like any other ----------------
@@ -375,21 +370,3 @@ cdef object cupy_view(const oc_tensor* t):
         return cp.empty(shape, dtype)
     mem = cp.cuda.UnownedMemory(<size_t>t.data, <size_t>t.size * dtype.itemsize, None)
     return cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(mem, 0))
-
-
-def _cupy_view_of(size_t ptr, shape, dtype):
-    """For tests: a CuPy view of device memory at `ptr`, made the way the kernel path makes them."""
-    cdef oc_tensor t
-    cdef int64_t dims[OC_MAX_RANK]
-    cdef int32_t i
-    dt = np.dtype(dtype)
-    memset(&t, 0, sizeof(t))
-    t.data = <void*>ptr
-    t.rank = len(shape)
-    t.shape = dims
-    t.size = 1
-    for i in range(t.rank):
-        dims[i] = shape[i]
-        t.size *= shape[i]
-    t.dtype = onnx_enum(_name_of_dtype(dt))
-    return cupy_view(&t)

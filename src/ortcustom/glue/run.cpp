@@ -45,26 +45,6 @@ std::string shape_text(const int64_t* shape, int32_t rank) {
   return s + (rank == 1 ? ",)" : ")");
 }
 
-const char* dtype_text(int32_t t) {
-  switch (t) {
-    case OC_FLOAT: return "float";
-    case OC_DOUBLE: return "double";
-    case OC_FLOAT16: return "float16";
-    case OC_BFLOAT16: return "bfloat16";
-    case OC_INT8: return "int8";
-    case OC_UINT8: return "uint8";
-    case OC_INT16: return "int16";
-    case OC_UINT16: return "uint16";
-    case OC_INT32: return "int32";
-    case OC_UINT32: return "uint32";
-    case OC_INT64: return "int64";
-    case OC_UINT64: return "uint64";
-    case OC_BOOL: return "bool";
-    case OC_UNDEFINED: return "any";
-    default: return "unknown";
-  }
-}
-
 std::string where(const oc_op_def* op, const std::string& node, const std::string& message) {
   if (node.empty()) return std::string(op->name) + ": " + message;
   return std::string(op->name) + " (node '" + node + "'): " + message;

@@ -10,6 +10,7 @@
 #include <mutex>
 #include <string>
 
+#include "ortcustom/kernel.hpp"
 #include "ortcustom/op_def.h"
 
 namespace oc_glue {
@@ -21,7 +22,7 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string vformat(const char* fmt, va_list ap);
 // "(2, 3)", as Python prints a shape ("(4,)" for one dim).
 std::string shape_text(const int64_t* shape, int32_t rank);
-const char* dtype_text(int32_t dtype);
+inline const char* dtype_text(int32_t dtype) { return oc::dtype_name(dtype); }  // kernel.hpp's
 // "Op (node 'name'): message"; node may be empty (a direct call): "Op: message".
 std::string where(const oc_op_def* op, const std::string& node, const std::string& message);
 
