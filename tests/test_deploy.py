@@ -69,18 +69,32 @@ def without_ortcustom(model_path, feeds: dict, library: str, tmp_path) -> dict:
     return [got[f"arr_{i}"] for i in range(len(got.files))]
 
 
-# ---- ortcustom's own library ---------------------------------------------------------------------
+VIA = [pytest.param("c_host", marks=needs_c_host), "python"]
 
-@needs_c_host
-@pytest.mark.parametrize("dynamo", [True, False], ids=["dynamo", "torchscript"])
-def test_exported_custom_inverse_runs_in_a_c_host(dynamo):
-    m, x = custom_inverse_model(dynamo)
-    want = python_path(m, {"x": x}, [ortcustom.Domain("com.microsoft").add(Inverse)])[0]
-    r = run_host(m, {"x": x}, libraries=[ortcustom.get_library_path()], threads=4, repeat=3)
+
+def deployed(via, model, feeds: dict, library, tmp_path) -> list:
+    """The model's outputs where ortcustom is not: a C host (4 threads on one session, which must
+    agree, and no libpython in the process) or a Python process without ortcustom."""
+    if via == "python":
+        path = tmp_path / "deployed.onnx"
+        onnx.save(model, path)
+        return without_ortcustom(path, feeds, str(library), tmp_path)
+    r = run_host(model, feeds, libraries=[library], threads=4, repeat=2)
     assert r.returncode == 0, r.stdout + r.stderr
     assert not r.libpython
-    np.testing.assert_array_equal(r.outputs["y"], want)  # the same kernel: bit for bit
-    np.testing.assert_array_equal(r.outputs["y"], kernels.inverse(x) + x)
+    return [r.outputs[o.name] for o in model.graph.output]
+
+
+# ---- ortcustom's own library ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("via", VIA)
+@pytest.mark.parametrize("dynamo", [True, False], ids=["dynamo", "torchscript"])
+def test_exported_custom_inverse_deployed(dynamo, via, tmp_path):
+    m, x = custom_inverse_model(dynamo)
+    want = python_path(m, {"x": x}, [ortcustom.Domain("com.microsoft").add(Inverse)])[0]
+    (got,) = deployed(via, m, {"x": x}, ortcustom.get_library_path(), tmp_path)
+    np.testing.assert_array_equal(got, want)  # the same kernel: bit for bit
+    np.testing.assert_array_equal(got, kernels.inverse(x) + x)
 
 
 @needs_c_host
@@ -148,20 +162,15 @@ def test_library_path_of_a_domain():
 
 # ---- the contrib library: a fused Stable Diffusion block on a CPU host without Python ---------------
 
-@needs_c_host
-def test_fused_unet_block_with_contrib_library(tmp_path):
+@pytest.mark.parametrize("via", VIA)
+def test_fused_unet_block_with_contrib_library(via, tmp_path):
     from helpers import fused_unet_block
 
     model, x, want = fused_unet_block(tmp_path)
     ours = python_path(model, {"x": x}, [contrib.domain()])[0]
-    r = run_host(model, {"x": x}, libraries=[contrib.get_library_path()], threads=4, repeat=2)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert not r.libpython
-    np.testing.assert_array_equal(r.outputs["y"], ours)
-    np.testing.assert_allclose(r.outputs["y"], want, rtol=1e-4, atol=1e-4)
-    onnx.save(model, tmp_path / "fused.onnx")
-    got = without_ortcustom(tmp_path / "fused.onnx", {"x": x}, contrib.get_library_path(), tmp_path)
-    np.testing.assert_array_equal(got[0], ours)
+    (got,) = deployed(via, model, {"x": x}, contrib.get_library_path(), tmp_path)
+    np.testing.assert_array_equal(got, ours)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------
@@ -195,8 +204,8 @@ def importable(tmp_path, monkeypatch):
         del sys.modules[name]
 
 
-@needs_c_host
-def test_scaffold_package_library(tmp_path, importable):
+@pytest.mark.parametrize("via", VIA)
+def test_scaffold_package_library(via, tmp_path, importable):
     r = subprocess.run([sys.executable, "-m", "ortcustom", "new", "deployops", "--dir", str(tmp_path)],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
@@ -210,13 +219,12 @@ def test_scaffold_package_library(tmp_path, importable):
                    attrs={"alpha": 0.5})
     want = python_path(m, {"X": x, "Y": y}, [pkg.domain])[0]
     assert ortcustom.get_library_path(pkg.domain) == str(lib)
-    h = run_host(m, {"X": x, "Y": y}, libraries=[lib], threads=4)
-    assert h.returncode == 0, h.stdout + h.stderr
-    assert not h.libpython
-    np.testing.assert_array_equal(h.outputs["Z"], want)
-    np.testing.assert_array_equal(h.outputs["Z"], kernels.call(pkg.ScaledAdd, x, y, alpha=0.5))
-    bad = run_host(m, {"X": x, "Y": y[:, :4].copy()}, libraries=[lib])
-    assert bad.returncode == 5 and "ScaledAdd (node 'n0')" in bad.error
+    (got,) = deployed(via, m, {"X": x, "Y": y}, lib, tmp_path)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got, kernels.call(pkg.ScaledAdd, x, y, alpha=0.5))
+    if via == "c_host":
+        bad = run_host(m, {"X": x, "Y": y[:, :4].copy()}, libraries=[lib])
+        assert bad.returncode == 5 and "ScaledAdd (node 'n0')" in bad.error
 
 
 def test_a_build_refuses_a_kernel_that_does_not_match_its_declaration(tmp_path):
@@ -238,8 +246,8 @@ def test_a_build_refuses_a_kernel_that_does_not_match_its_declaration(tmp_path):
            "(X: int64, Y: int64, Z: int64)" in r.stderr
 
 
-@needs_c_host
-def test_example_group_norm_library(tmp_path, importable):
+@pytest.mark.parametrize("via", VIA)
+def test_example_group_norm_library(via, tmp_path, importable):
     src = tmp_path / "src"
     shutil.copytree(REPO / "examples" / "group_norm" / "src", src)
     lib = build_library(src, "custom_group_norm:domain", [REPO / "examples" / "group_norm" / "kernels" / "group_norm.cpp"],
@@ -251,9 +259,10 @@ def test_example_group_norm_library(tmp_path, importable):
              "bias": rng.standard_normal(4).astype(np.float32)}
     m = make_model(pkg.MyGroupNorm, pkg.domain, feeds, attrs={"epsilon": 1e-3})
     want = python_path(m, feeds, [pkg.domain])[0]
-    h = run_host(m, feeds, libraries=[lib], threads=4)
-    assert h.returncode == 0, h.stdout + h.stderr
-    np.testing.assert_array_equal(h.outputs["Y"], want)
+    (got,) = deployed(via, m, feeds, lib, tmp_path)
+    np.testing.assert_array_equal(got, want)
+    if via == "python":
+        return
     bad = make_model(pkg.MyGroupNorm, pkg.domain, feeds, attrs={"epsilon": -1.0})
     h = run_host(bad, feeds, libraries=[lib])
     assert h.returncode == 4 and "mygroupnorm (node 'n0'): attribute epsilon=-1.0 is invalid: must be >= 0" in h.error
