@@ -10,6 +10,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ortcustom
@@ -149,3 +150,20 @@ def test_kernels_that_cannot_be_checked_are_refused_when_attached(probed):
     _, got = probed
     assert "states no signatures" in got["no_signatures"]
     assert "lets output Y be written over input 5; the op has 1 inputs" in got["bad_inplace"]
+
+
+def test_direct_calls_run_tasks_on_the_callers_cores(library):
+    """A direct call (and so a torch op) runs a kernel's tasks on a thread pool of
+    ortcustom.kernels.threads() threads (torch's count when torch is imported), not serially."""
+    from ortcustom import Input, Op, Output, kernels
+
+    op = Op("ThreadsUsed", [Input("X", "float")], [Output("Y", "float")],
+            native=ortcustom.load_kernels(library)["threads_used"])
+    x = np.zeros(1, np.float32)
+    try:
+        kernels.set_threads(2)
+        assert kernels.call(op, x)[0] == 2
+        kernels.set_threads(1)
+        assert kernels.call(op, x)[0] == 1
+    finally:
+        kernels.set_threads(None)

@@ -1,9 +1,14 @@
 // Kernels that break the kernel contract (ortcustom/kernel.h) on purpose, one way each, compiled by
 // tests/test_contract.py: the glue must turn every breach into a clear error naming the op (and the
 // node in a session), in a session and in a direct call alike, and the process must go on.
+#include <string.h>
+
+#include <chrono>
+#include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
-#include <string.h>
+#include <thread>
 
 #include "ortcustom/kernel.hpp"
 
@@ -159,3 +164,26 @@ OC_EXPORT const oc_kernel* ortcustom_kernel_twenty_inputs_cpu(void) {
   return &k;
 }
 }
+
+// How many threads ran its tasks (each task sleeps: a pool of n threads takes them all): the count
+// is the output's one element. Direct calls must use the caller's cores (OpenMP), not run serially.
+namespace {
+int threads_used(oc::Context& ctx) {
+  std::mutex mu;
+  std::set<std::thread::id> seen;
+  ctx.parallel_for(16, [&](size_t) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::lock_guard<std::mutex> lock(mu);
+    seen.insert(std::this_thread::get_id());
+  });
+  float* y;
+  const int64_t one[] = {1};
+  if (int rc = ctx.output(0, one, 1, &y)) return rc;
+  if (y) *y = static_cast<float>(seen.size());
+  return OC_OK;
+}
+const char* const kInT[] = {"X", nullptr};
+const char* const kOutT[] = {"Y", nullptr};
+constexpr oc::Spec kThreadsSpec = {kInT, kOutT, nullptr, OC_SIGNATURES(kFloat), nullptr};
+}  // namespace
+OC_KERNEL(threads_used, cpu, kThreadsSpec, threads_used)
