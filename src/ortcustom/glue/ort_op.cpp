@@ -9,6 +9,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
@@ -30,17 +31,19 @@ const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is gi
 const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
 oc_glue_hooks g_hooks = {nullptr, nullptr};
 
+// Standard layout (ORT hands callbacks &op, the first member). Made once per (def, binding,
+// provider) and kept for the process: sessions point at them.
 struct GlueOp {
-  OrtCustomOp op;  // first member: ORT hands callbacks &op
+  OrtCustomOp op;
   const oc_op_def* def;
   const oc_kernel* kernel;  // nullptr: the type guard (fails kernel creation, naming the types)
-  const int32_t* row;       // the binding's element types (the guard: those all bindings share, else 0)
-  std::vector<int32_t> guard_row;
+  const int32_t* row;       // the binding's element types (the guard: 0 for a type constraint's)
   bool cuda;
   int32_t type_of[64];      // per output (shape inference): the input whose element type it has, -1
   int32_t fixed_type[64];   // ... else the one type every binding gives it (0: none)
 };
 
+static_assert(std::is_standard_layout<GlueOp>::value, "ORT's &op must be the GlueOp's address");
 const GlueOp* G(const OrtCustomOp* op) { return reinterpret_cast<const GlueOp*>(op); }
 
 OrtStatus* make_status(const OrtApi* api, int code, const std::string& msg) {
@@ -475,10 +478,10 @@ GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const int32_t* ro
   g->cuda = cuda;
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
   if (row == nullptr) {  // the guard: any type for what a type constraint types
-    g->guard_row.assign((size_t)width, 0);
+    int32_t* guard = new int32_t[width > 0 ? width : 1]();
     for (int32_t j = 0; j < width && def->n_bindings > 0; ++j)
-      if (!(j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained) g->guard_row[j] = def->bindings[j];
-    row = g->guard_row.data();
+      if (!(j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained) guard[j] = def->bindings[j];
+    row = guard;
   }
   g->row = row;
   for (int32_t o = 0; o < def->n_outputs && o < 64; ++o) {
