@@ -192,6 +192,28 @@ def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def scaffold(tmp_path_factory):
+    """`python -m ortcustom new deployops`, its library built (once for the module)."""
+    tmp = tmp_path_factory.mktemp("scaffold")
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "new", "deployops", "--dir", str(tmp)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    root = tmp / "deployops"
+    return root, build_library(root / "src", "deployops:domain", [root / "kernels" / "cpu" / "scaled_add.cpp"],
+                               root / "src" / "deployops" / "_kernels.so")
+
+
+@pytest.fixture(scope="module")
+def example(tmp_path_factory):
+    """examples/group_norm's package, its library built (once for the module)."""
+    src = tmp_path_factory.mktemp("example") / "src"
+    shutil.copytree(REPO / "examples" / "group_norm" / "src", src)
+    return src, build_library(src, "custom_group_norm:domain",
+                              [REPO / "examples" / "group_norm" / "kernels" / "group_norm.cpp"],
+                              src / "custom_group_norm" / "_kernels.so")
+
+
 @pytest.fixture
 def importable(tmp_path, monkeypatch):
     """Puts a package folder first on sys.path for this test, and forgets it afterwards."""
@@ -205,13 +227,8 @@ def importable(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("via", VIA)
-def test_scaffold_package_library(via, tmp_path, importable):
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "new", "deployops", "--dir", str(tmp_path)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    root = tmp_path / "deployops"
-    lib = build_library(root / "src", "deployops:domain", [root / "kernels" / "cpu" / "scaled_add.cpp"],
-                        root / "src" / "deployops" / "_kernels.so")
+def test_scaffold_package_library(via, tmp_path, importable, scaffold):
+    root, lib = scaffold
     pkg = importable(root / "src", "deployops")
     rng = np.random.default_rng(3)
     x, y = (rng.standard_normal((3, 5)).astype(np.float32) for _ in range(2))
@@ -227,31 +244,26 @@ def test_scaffold_package_library(via, tmp_path, importable):
         assert bad.returncode == 5 and "ScaledAdd (node 'n0')" in bad.error
 
 
-def test_a_build_refuses_a_kernel_that_does_not_match_its_declaration(tmp_path):
+def test_a_build_refuses_a_kernel_that_does_not_match_its_declaration(tmp_path, scaffold):
     """The package's build step (library-check, after linking): each fact of the signature is
     written twice (kernel spec, declaration), and a mismatch stops the build saying why."""
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "new", "checkops", "--dir", str(tmp_path)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    root = tmp_path / "checkops"
-    lib = build_library(root / "src", "checkops:domain", [root / "kernels" / "cpu" / "scaled_add.cpp"],
-                        root / "_kernels.so")
-    check = [sys.executable, "-m", "ortcustom", "library-check", "--path", str(root / "src"), str(lib), "checkops:domain"]
+    root, lib = scaffold
+    src = tmp_path / "src"
+    shutil.copytree(root / "src", src)
+    (src / "deployops" / "_kernels.so").unlink()
+    check = [sys.executable, "-m", "ortcustom", "library-check", "--path", str(src), str(lib), "deployops:domain"]
     assert subprocess.run(check, capture_output=True, text=True).returncode == 0
-    ops = root / "src" / "checkops" / "ops.py"
+    ops = src / "deployops" / "ops.py"
     ops.write_text(ops.read_text().replace('"float16")', '"float16", "int64")'))
     r = subprocess.run(check, capture_output=True, text=True)
     assert r.returncode == 1
-    assert "checkops::ScaledAdd: native kernel 'scaled_add' has no signature for the declared type binding " \
+    assert "deployops::ScaledAdd: native kernel 'scaled_add' has no signature for the declared type binding " \
            "(X: int64, Y: int64, Z: int64)" in r.stderr
 
 
 @pytest.mark.parametrize("via", VIA)
-def test_example_group_norm_library(via, tmp_path, importable):
-    src = tmp_path / "src"
-    shutil.copytree(REPO / "examples" / "group_norm" / "src", src)
-    lib = build_library(src, "custom_group_norm:domain", [REPO / "examples" / "group_norm" / "kernels" / "group_norm.cpp"],
-                        src / "custom_group_norm" / "_kernels.so")
+def test_example_group_norm_library(via, tmp_path, importable, example):
+    src, lib = example
     pkg = importable(src, "custom_group_norm")
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 4, 3, 3)).astype(np.float32)
