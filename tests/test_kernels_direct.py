@@ -5,7 +5,7 @@ import pytest
 from ortcustom import kernels
 from ortcustom.ops import GroupNorm
 
-from helpers import assert_inverse, random_normal, row_cycled
+from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
@@ -26,6 +26,22 @@ def test_inverse_of_matrices_that_need_pivoting(dtype, n):
     if dtype == np.float64:
         x = random_normal(rng, (2, n, n), dtype)
         assert_inverse(x, kernels.inverse(x))
+
+
+@pytest.mark.parametrize("n", [512, 1024])
+@pytest.mark.parametrize("gen", [well_conditioned, row_cycled])
+def test_large_float32_inverse_is_as_accurate_as_torch(n, gen):
+    """The forward error max|Y - inv(X)| / max|inv(X)| (inv in float64) of the blocked float32 path
+    stays within 2x that of torch.linalg.inv (MKL's LU-based getrf + getri) on the same input."""
+    torch = pytest.importorskip("torch")
+    x = gen(np.random.default_rng(n), (n, n), np.float32)
+    ref = np.linalg.inv(x.astype(np.float64))
+
+    def error(y):
+        return np.abs(y.astype(np.float64) - ref).max() / np.abs(ref).max()
+
+    ours, theirs = error(kernels.inverse(x)), error(torch.linalg.inv(torch.from_numpy(x)).numpy())
+    assert ours <= 2 * theirs, (ours, theirs)
 
 
 @pytest.mark.parametrize("dtype, tol", [(np.float32, 1e-5), (np.float64, 1e-12), (np.float16, 1e-2)])
