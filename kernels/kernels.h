@@ -27,8 +27,10 @@ typedef struct oc_parallel {
 /* A runner that runs the tasks in order on the calling thread. */
 extern const oc_parallel oc_serial;
 
-/* The instruction set the CPU kernels run with here: "avx2+fma" (x86 with AVX2 and FMA, unless
-   the environment variable ORTCUSTOM_NO_AVX2 is set) or "baseline". */
+/* The instruction set the CPU kernels run with here: "avx512" (x86 with AVX-512 F/BW/VL/DQ),
+   "avx2+fma" (x86 with AVX2, FMA and F16C) or "baseline": the best this CPU runs, capped by the
+   environment variable ORTCUSTOM_ISA=baseline|avx2|avx512 (ORTCUSTOM_NO_AVX2, any value: baseline),
+   read once per process. */
 const char* oc_cpu_isa(void);
 
 /* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch

@@ -76,27 +76,6 @@ def test_errors(call, match):
         call()
 
 
-def test_baseline_pass_matches_too():
-    """The CPU kernels exist twice (baseline and AVX2+FMA, picked at run time); on an AVX2 machine
-    the baseline pass runs only with ORTCUSTOM_NO_AVX2: the kernel tests again, that way."""
-    import os
-    import subprocess
-    import sys
-
-    from helpers import run_python
-    from ortcustom import _kernels
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, ORTCUSTOM_NO_AVX2="1")
-    isa = run_python("from ortcustom import _kernels; print(_kernels.cpu_isa())", env).stdout.strip()
-    assert isa == "baseline", isa
-    assert _kernels.cpu_isa() in ("avx2+fma", "baseline")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-k", "not baseline",
-                        os.path.join(here, "test_inverse.py"), os.path.join(here, "test_group_norm.py"),
-                        os.path.join(here, "test_kernels_direct.py")], env=env, capture_output=True, text=True)
-    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
-
-
 def test_gpu_array_without_a_usable_gpu_is_a_clear_error():
     from ortcustom import _kernels
 

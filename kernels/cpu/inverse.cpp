@@ -17,10 +17,10 @@
 //     parallelism is inside each matrix.
 //
 // This file is compiled once per instruction set: it includes itself (the part below #else)
-// inside a namespace, once for the baseline and, on GCC/x86, once more under
-// #pragma GCC target("avx2,fma"); the entry points pick one at run time.
+// through isa_passes.inc, inside a namespace per pass (baseline; on GCC/x86 also AVX2 and
+// AVX-512); the entry points pick one at run time.
 
-#ifndef OC_INVERSE_BODY
+#ifndef OC_ISA_PASS
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,63 +33,35 @@
 #include "../kernels.h"
 #include "parallel.h"
 
-#define OC_INVERSE_BODY 1
-
-#define OC_VEC_BYTES 16
 namespace oc {
-namespace inverse_base {
-#include "inverse.cpp"  // NOLINT(build/include): second pass over the body below
-}  // namespace inverse_base
+#define OC_ISA_PASS_FILE "inverse.cpp"
+#define OC_ISA_PASS_NS inverse
+#include "isa_passes.inc"  // oc::inverse_base, _avx2, _avx512
 }  // namespace oc
-#undef OC_VEC_BYTES
-
-#if OC_X86_DISPATCH
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#define OC_VEC_BYTES 32
-namespace oc {
-namespace inverse_avx2 {
-#include "inverse.cpp"  // NOLINT(build/include)
-}  // namespace inverse_avx2
-}  // namespace oc
-#undef OC_VEC_BYTES
-#pragma GCC pop_options
-#endif
-
-#undef OC_INVERSE_BODY
-
-#if OC_X86_DISPATCH
-#define OC_DISPATCH(fn, ...)                                                      \
-  (oc::detail::cpu_has_avx2_fma() ? oc::inverse_avx2::fn(__VA_ARGS__) \
-                                  : oc::inverse_base::fn(__VA_ARGS__))
-#else
-#define OC_DISPATCH(fn, ...) oc::inverse_base::fn(__VA_ARGS__)
-#endif
 
 extern "C" {
 
 int oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f32, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f32, in, out, batch, n, par);
 }
 
 int oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f64, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f64, in, out, batch, n, par);
 }
 
 int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
                    oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f16, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f16, in, out, batch, n, par);
 }
 
 }  // extern "C"
 
-#undef OC_DISPATCH
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-#else  // OC_INVERSE_BODY: the per-instruction-set body, included inside a namespace
-
+using ::oc::detail::Conv;
 using ::oc::detail::div_up;
 using ::oc::detail::num_tasks;
 using ::oc::detail::parallel_for;
@@ -106,18 +78,6 @@ template <class V, class T>
 static OC_ALWAYS_INLINE void simd_store(T* p, const V& v) {
   memcpy(p, &v, sizeof v);
 }
-
-// Storage <-> compute conversion (float16 is computed in float).
-template <class S, class T>
-struct Conv {
-  static OC_ALWAYS_INLINE T load(S v) { return (T)v; }
-  static OC_ALWAYS_INLINE S store(T v) { return (S)v; }
-};
-template <>
-struct Conv<uint16_t, float> {
-  static OC_ALWAYS_INLINE float load(uint16_t v) { return oc_half_to_float(v); }
-  static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
-};
 
 template <class T>
 static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
@@ -646,4 +606,4 @@ int inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n, oc_
   return inverse_dispatch<uint16_t, float>(in, out, batch, n, par);
 }
 
-#endif  // OC_INVERSE_BODY
+#endif  // OC_ISA_PASS
