@@ -34,8 +34,8 @@ extern const oc_parallel oc_serial;
 const char* oc_cpu_isa(void);
 
 /* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch
-   memory of the blocked path (n > 16: about 200 * n elements per matrix in flight, plus n * n
-   floats for float16) could not be allocated; the output is then not the inverse (some matrices
+   memory of the blocked path (n > 16: about (n + 130) * n elements per matrix in flight, a padded
+   working copy and a panel; float for float16) could not be allocated; the output is then not the inverse (some matrices
    are left unwritten) and must not be used. */
 
 /* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).
