@@ -433,7 +433,9 @@ static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t
     memcpy(W + t * ldw + w1, src + k + kb, (size_t)w2 * sizeof(T));
   }
   const int64_t nrb = div_up(n, kMR);
-  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 20, kMaxInnerTasks);
+  // tasks of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a 128-wide
+  // panel ran as one task at n = 512, a quarter of the work on one thread
+  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 18, kMaxInnerTasks);
   auto task = [&](size_t ti) {
     int64_t rb0, rb1;
     split_range(nrb, nt, (int64_t)ti, rb0, rb1);
