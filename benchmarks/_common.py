@@ -83,7 +83,7 @@ class Goal:
 
 @dataclass(frozen=True)
 class Case:
-    group: str                 # inverse | group_norm | contrib_group_norm | dispatch | cuda_inverse | cuda_group_norm
+    group: str                 # inverse | group_norm | dispatch | cuda_*, or a module's (contrib_group_norm, torch_op_*)
     shape: tuple
     dtype: str = "float32"
     groups: int = 0            # group_norm
@@ -120,6 +120,7 @@ def _inverse_goals(b: int, n: int, dtype: str, full_bn) -> tuple:
         goals.append(Goal("best", 1.0, "ours / best peer <= 1.0"))
     elif full_bn in ((1, 512), (1, 1024)):
         goals.append(Goal("best", 1.5, "ours / best peer <= 1.5"))
+        goals.append(Goal("torch", 1.0, "ours / torch.linalg.inv (MKL) <= 1.0"))
     if full_bn == (65536, 4):
         goals.append(Goal("ort_builtin", 1 / 1.5, ">= 1.5x faster than ORT com.microsoft Inverse"))
     return tuple(goals)
@@ -141,7 +142,8 @@ def cases(quick: bool = False, cuda: bool = False) -> list[Case]:
         if i >= 1:
             goals = (Goal("torch", 1.0, "ours / torch <= 1.0"),) + goals
         out.append(Case("group_norm", shape, "float32", _gn_groups(shape[1]), goals))
-    out += _contrib_group_norm.cases(quick)
+    for module in dict.fromkeys(_GROUP_MODULES.values()):
+        out += module.cases(quick)
     out.append(Case("dispatch", (2, 2), "float32", goals=(Goal("ort_identity", 1.15, "ours / Identity <= 1.15"),
                                                           Goal("ort_identity", 1.1, "library / Identity <= 1.1",
                                                                ours="ours_library"))))
@@ -182,8 +184,8 @@ def reference(case: Case) -> np.ndarray:
     """float64 result of the case, on the host."""
     if case.group.endswith("inverse") or case.group == "dispatch":
         return np.linalg.inv(inverse_input(case).astype(np.float64))
-    if case.group == _contrib_group_norm.GROUP:
-        return _contrib_group_norm.reference(case)
+    if hasattr(_GROUP_MODULES.get(case.group), "reference"):
+        return _GROUP_MODULES[case.group].reference(case)
     x, s, b = (a.astype(np.float64) for a in group_norm_inputs(case))
     n, c = x.shape[:2]
     g = x.reshape(n, case.groups, -1)
@@ -249,12 +251,18 @@ OURS = {"ours", "ours_cuda"}
 INFO = {"ours_direct", "ours_direct_cuda", "ours_library"}  # not peers; goals may name them as `ours`
 
 
-def _add_group(module) -> None:
-    """A case group kept in a module of its own (GROUP, IMPLS, LABELS, INFO, cases, reference,
-    make_impl)."""
-    IMPLS[module.GROUP] = module.IMPLS
+def _add_groups(module) -> None:
+    """Case groups kept in a module of their own (GROUP or GROUPS, IMPLS, LABELS, and optionally
+    INFO, OURS; cases and make_impl; reference, where the default below does not fit)."""
+    for group in getattr(module, "GROUPS", (getattr(module, "GROUP", None),)):
+        IMPLS[group] = module.IMPLS
+        _GROUP_MODULES[group] = module
     LABELS.update(module.LABELS)
-    INFO.update(module.INFO)
+    INFO.update(getattr(module, "INFO", ()))
+    OURS.update(getattr(module, "OURS", ()))
+
+
+_GROUP_MODULES: dict = {}
 
 _DOMAIN = None
 
@@ -356,8 +364,8 @@ def make_impl(case: Case, key: str) -> Impl:
     label = LABELS[key]
     if case.group.startswith("cuda"):
         return _make_cuda_impl(case, key, label)
-    if case.group == _contrib_group_norm.GROUP:
-        return _contrib_group_norm.make_impl(case, key, label)
+    if case.group in _GROUP_MODULES:
+        return _GROUP_MODULES[case.group].make_impl(case, key, label)
     feeds = _cpu_inputs(case)
     if key == "ours":
         sess = _ours_session(case)
@@ -580,6 +588,7 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
     return {key: float(np.median(s)) for key, s in samples.items()}
 
 
-from . import contrib_group_norm as _contrib_group_norm  # noqa: E402  (after Case, Goal, Impl)
+from . import contrib_group_norm, torch_op_cases  # noqa: E402  (after Case, Goal, Impl)
 
-_add_group(_contrib_group_norm)
+_add_groups(contrib_group_norm)
+_add_groups(torch_op_cases)

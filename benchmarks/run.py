@@ -7,7 +7,9 @@ repetitions after warm-up; a table of times and ratios (ours / peer) and the goa
     python -m benchmarks --cuda       # adds the GPU cases (skipped, with the reason, when they cannot run)
 
 Options: --plot PATH, --results PATH (RESULTS.md), --reps N, --only GROUP[,GROUP] (inverse,
-group_norm, contrib_group_norm, dispatch, cuda_inverse, cuda_group_norm), --python-ops (append benchmarks/python_ops.py).
+group_norm, contrib_group_norm, torch_op_inverse, torch_op_group_norm, dispatch, cuda_inverse,
+cuda_group_norm), --python-ops (append benchmarks/python_ops.py). The header names the instruction-set
+pass the CPU kernels ran (ORTCUSTOM_ISA=baseline|avx2|avx512 caps it).
 """
 from __future__ import annotations
 
@@ -81,6 +83,7 @@ def environment() -> list[tuple[str, str]]:
     import numpy as np
 
     import ortcustom
+    from ortcustom.native import builtin_info
 
     C.limit_threads()
     blas = ""
@@ -104,6 +107,8 @@ def environment() -> list[tuple[str, str]]:
                      f"onnxruntime {_version('onnxruntime')}, onnxruntime-extensions {_version('onnxruntime_extensions')}, "
                      f"torch {_version('torch')}, numpy {np.__version__}, cupy {_version('cupy')}, "
                      f"Python {platform.python_version()}"),
+        ("CPU kernels", f"{builtin_info('cpu_isa')} pass (every case; the best this CPU runs unless ORTCUSTOM_ISA caps "
+                        f"it: now {os.environ.get('ORTCUSTOM_ISA', 'unset')})"),
         ("threads", f"{C.THREADS} for every CPU peer: ORT intra_op_num_threads={C.THREADS}; "
                     f"torch.set_num_threads({C.THREADS}); NumPy BLAS via {C.THREAD_LIMITS}"),
         ("BLAS/OpenMP pools", blas or "(threadpoolctl not installed)"),
@@ -265,7 +270,8 @@ def main(argv=None) -> int:
     p.add_argument("--plot", help="PNG path (default: benchmarks/ratios.png with --full, else a temp dir)")
     p.add_argument("--results", help="Markdown path for the run (default: benchmarks/RESULTS.md with --full)")
     p.add_argument("--reps", type=int, help="repetitions per impl after warm-up (default 15; --quick 1)")
-    p.add_argument("--only", help="comma-separated groups: inverse,group_norm,contrib_group_norm,dispatch,cuda_inverse,cuda_group_norm")
+    p.add_argument("--only", help="comma-separated groups: inverse,group_norm,contrib_group_norm,torch_op_inverse,"
+                                   "torch_op_group_norm,dispatch,cuda_inverse,cuda_group_norm")
     p.add_argument("--python-ops", action="store_true", help="also run benchmarks/python_ops.py's script")
     a = p.parse_args(argv)
 

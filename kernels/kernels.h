@@ -27,13 +27,15 @@ typedef struct oc_parallel {
 /* A runner that runs the tasks in order on the calling thread. */
 extern const oc_parallel oc_serial;
 
-/* The instruction set the CPU kernels run with here: "avx2+fma" (x86 with AVX2 and FMA, unless
-   the environment variable ORTCUSTOM_NO_AVX2 is set) or "baseline". */
+/* The instruction set the CPU kernels run with here: "avx512" (x86 with AVX-512 F/BW/VL/DQ),
+   "avx2+fma" (x86 with AVX2, FMA and F16C) or "baseline": the best this CPU runs, capped by the
+   environment variable ORTCUSTOM_ISA=baseline|avx2|avx512 (ORTCUSTOM_NO_AVX2, any value: baseline),
+   read once per process. */
 const char* oc_cpu_isa(void);
 
 /* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch
-   memory of the blocked path (n > 16: about 200 * n elements per matrix in flight, plus n * n
-   floats for float16) could not be allocated; the output is then not the inverse (some matrices
+   memory of the blocked path (n > 16: about (n + 130) * n elements per matrix in flight, a padded
+   working copy and a panel; float for float16) could not be allocated; the output is then not the inverse (some matrices
    are left unwritten) and must not be used. */
 
 /* Inverse of `batch` row-major n x n matrices, stored contiguously (in[b*n*n + i*n + j]).

@@ -34,30 +34,12 @@
 namespace oc_contrib {
 
 // silu(v, len): v[i] = v[i] / (1 + e^-v[i]); load_row / store_row: a row of T to and from
-// float, on GCC/clang vectors (parallel.h requires them); with AVX2 (and F16C, which every AVX2
-// CPU has) where the CPU has it.
-namespace vec_base {
-#define OC_SILU_BYTES 16
-#include "contrib_vec.inc"  // NOLINT(build/include)
-#undef OC_SILU_BYTES
-}  // namespace vec_base
-#if OC_X86_DISPATCH
-#pragma GCC push_options
-#pragma GCC target("avx2,fma,f16c")
-namespace vec_avx2 {
-#define OC_SILU_BYTES 32
-#include "contrib_vec.inc"  // NOLINT(build/include)
-#undef OC_SILU_BYTES
-}  // namespace vec_avx2
-#pragma GCC pop_options
-inline bool use_avx2() {
-  static const bool yes = oc::detail::cpu_has_avx2_fma() && __builtin_cpu_supports("f16c");
-  return yes;
-}
-#define OC_VEC(fn, ...) (use_avx2() ? vec_avx2::fn(__VA_ARGS__) : vec_base::fn(__VA_ARGS__))
-#else
-#define OC_VEC(fn, ...) vec_base::fn(__VA_ARGS__)
-#endif
+// float; on GCC/clang vectors (parallel.h requires them), of the width of the pass that runs
+// (isa.h), with F16C conversions in the AVX2 and AVX-512 passes.
+#define OC_ISA_PASS_FILE "contrib_vec.inc"
+#define OC_ISA_PASS_NS vec
+#include "isa_passes.inc"  // oc_contrib::vec_base, _avx2, _avx512
+#define OC_VEC(fn, ...) OC_ISA_CALL(vec, fn, __VA_ARGS__)
 
 inline void silu(float* v, int64_t len) { OC_VEC(silu, v, len); }
 inline void load_row(const uint16_t* h, float* f, int64_t len) { OC_VEC(halves_to_floats, h, f, len); }

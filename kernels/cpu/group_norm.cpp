@@ -18,9 +18,9 @@
 // parallel output pass. y may equal x: a group's output is written only after all of its
 // statistics are known.
 //
-// Like inverse.cpp, the body below is compiled once per instruction set (self-inclusion).
+// Like inverse.cpp, the body below is compiled once per instruction set (isa_passes.inc).
 
-#ifndef OC_GROUP_NORM_BODY
+#ifndef OC_ISA_PASS
 
 #include <math.h>
 #include <stdlib.h>
@@ -30,40 +30,11 @@
 #include "../kernels.h"
 #include "parallel.h"
 
-#define OC_GROUP_NORM_BODY 1
-
-#define OC_VEC_BYTES 16
 namespace oc {
-namespace group_norm_base {
-#include "group_norm.cpp"  // NOLINT(build/include): second pass over the body below
-}  // namespace group_norm_base
+#define OC_ISA_PASS_FILE "group_norm.cpp"
+#define OC_ISA_PASS_NS group_norm
+#include "isa_passes.inc"  // oc::group_norm_base, _avx2, _avx512
 }  // namespace oc
-#undef OC_VEC_BYTES
-
-#if OC_X86_DISPATCH
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#define OC_VEC_BYTES 32
-namespace oc {
-namespace group_norm_avx2 {
-#include "group_norm.cpp"  // NOLINT(build/include)
-}  // namespace group_norm_avx2
-}  // namespace oc
-#undef OC_VEC_BYTES
-#pragma GCC pop_options
-#endif
-
-#undef OC_GROUP_NORM_BODY
-
-#if OC_X86_DISPATCH
-#define OC_DISPATCH(fn, ...)                                                  \
-  do {                                                                        \
-    if (oc::detail::cpu_has_avx2_fma()) oc::group_norm_avx2::fn(__VA_ARGS__); \
-    else oc::group_norm_base::fn(__VA_ARGS__);                                \
-  } while (0)
-#else
-#define OC_DISPATCH(fn, ...) oc::group_norm_base::fn(__VA_ARGS__)
-#endif
 
 extern "C" {
 
@@ -71,29 +42,28 @@ void oc_group_norm_f32(const float* x, const float* scale, const float* bias, fl
                        int64_t N, int64_t C, int64_t S, int64_t groups, double eps,
                        oc_parallel par) {
   if (N <= 0 || C <= 0 || S <= 0 || groups <= 0) return;
-  OC_DISPATCH(group_norm_f32, x, scale, bias, y, N, C, S, groups, eps, par);
+  OC_ISA_CALL(oc::group_norm, group_norm_f32, x, scale, bias, y, N, C, S, groups, eps, par);
 }
 
 void oc_group_norm_f64(const double* x, const double* scale, const double* bias, double* y,
                        int64_t N, int64_t C, int64_t S, int64_t groups, double eps,
                        oc_parallel par) {
   if (N <= 0 || C <= 0 || S <= 0 || groups <= 0) return;
-  OC_DISPATCH(group_norm_f64, x, scale, bias, y, N, C, S, groups, eps, par);
+  OC_ISA_CALL(oc::group_norm, group_norm_f64, x, scale, bias, y, N, C, S, groups, eps, par);
 }
 
 void oc_group_norm_f16(const uint16_t* x, const uint16_t* scale, const uint16_t* bias,
                        uint16_t* y, int64_t N, int64_t C, int64_t S, int64_t groups,
                        double eps, oc_parallel par) {
   if (N <= 0 || C <= 0 || S <= 0 || groups <= 0) return;
-  OC_DISPATCH(group_norm_f16, x, scale, bias, y, N, C, S, groups, eps, par);
+  OC_ISA_CALL(oc::group_norm, group_norm_f16, x, scale, bias, y, N, C, S, groups, eps, par);
 }
 
 }  // extern "C"
 
-#undef OC_DISPATCH
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-#else  // OC_GROUP_NORM_BODY: the per-instruction-set body, included inside a namespace
-
+using ::oc::detail::Conv;
 using ::oc::detail::div_up;
 using ::oc::detail::parallel_for;
 using ::oc::detail::split_range;
@@ -127,18 +97,6 @@ static OC_ALWAYS_INLINE void merge(Moments& acc, const Moments& b) {
   }
   merge(acc, b.n, b.mean, b.m2);
 }
-
-// Storage -> compute conversion.
-template <class S, class T>
-struct Conv {
-  static OC_ALWAYS_INLINE T load(S v) { return (T)v; }
-  static OC_ALWAYS_INLINE S store(T v) { return (S)v; }
-};
-template <>
-struct Conv<uint16_t, float> {
-  static OC_ALWAYS_INLINE float load(uint16_t v) { return oc_half_to_float(v); }
-  static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
-};
 
 // Moments of one block of len <= kBlock contiguous compute-type values, merged into acc.
 template <class T>
@@ -345,4 +303,4 @@ void group_norm_f16(const uint16_t* x, const uint16_t* scale, const uint16_t* bi
   group_norm<uint16_t, float>(x, scale, bias, y, N, C, S, groups, eps, par);
 }
 
-#endif  // OC_GROUP_NORM_BODY
+#endif  // OC_ISA_PASS

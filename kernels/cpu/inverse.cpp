@@ -17,10 +17,10 @@
 //     parallelism is inside each matrix.
 //
 // This file is compiled once per instruction set: it includes itself (the part below #else)
-// inside a namespace, once for the baseline and, on GCC/x86, once more under
-// #pragma GCC target("avx2,fma"); the entry points pick one at run time.
+// through isa_passes.inc, inside a namespace per pass (baseline; on GCC/x86 also AVX2 and
+// AVX-512); the entry points pick one at run time.
 
-#ifndef OC_INVERSE_BODY
+#ifndef OC_ISA_PASS
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,63 +33,35 @@
 #include "../kernels.h"
 #include "parallel.h"
 
-#define OC_INVERSE_BODY 1
-
-#define OC_VEC_BYTES 16
 namespace oc {
-namespace inverse_base {
-#include "inverse.cpp"  // NOLINT(build/include): second pass over the body below
-}  // namespace inverse_base
+#define OC_ISA_PASS_FILE "inverse.cpp"
+#define OC_ISA_PASS_NS inverse
+#include "isa_passes.inc"  // oc::inverse_base, _avx2, _avx512
 }  // namespace oc
-#undef OC_VEC_BYTES
-
-#if OC_X86_DISPATCH
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-#define OC_VEC_BYTES 32
-namespace oc {
-namespace inverse_avx2 {
-#include "inverse.cpp"  // NOLINT(build/include)
-}  // namespace inverse_avx2
-}  // namespace oc
-#undef OC_VEC_BYTES
-#pragma GCC pop_options
-#endif
-
-#undef OC_INVERSE_BODY
-
-#if OC_X86_DISPATCH
-#define OC_DISPATCH(fn, ...)                                                      \
-  (oc::detail::cpu_has_avx2_fma() ? oc::inverse_avx2::fn(__VA_ARGS__) \
-                                  : oc::inverse_base::fn(__VA_ARGS__))
-#else
-#define OC_DISPATCH(fn, ...) oc::inverse_base::fn(__VA_ARGS__)
-#endif
 
 extern "C" {
 
 int oc_inverse_f32(const float* in, float* out, int64_t batch, int64_t n, oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f32, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f32, in, out, batch, n, par);
 }
 
 int oc_inverse_f64(const double* in, double* out, int64_t batch, int64_t n, oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f64, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f64, in, out, batch, n, par);
 }
 
 int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
                    oc_parallel par) {
   if (batch <= 0 || n <= 0) return 0;
-  return OC_DISPATCH(inverse_f16, in, out, batch, n, par);
+  return OC_ISA_CALL(oc::inverse, inverse_f16, in, out, batch, n, par);
 }
 
 }  // extern "C"
 
-#undef OC_DISPATCH
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-#else  // OC_INVERSE_BODY: the per-instruction-set body, included inside a namespace
-
+using ::oc::detail::Conv;
 using ::oc::detail::div_up;
 using ::oc::detail::num_tasks;
 using ::oc::detail::parallel_for;
@@ -106,18 +78,6 @@ template <class V, class T>
 static OC_ALWAYS_INLINE void simd_store(T* p, const V& v) {
   memcpy(p, &v, sizeof v);
 }
-
-// Storage <-> compute conversion (float16 is computed in float).
-template <class S, class T>
-struct Conv {
-  static OC_ALWAYS_INLINE T load(S v) { return (T)v; }
-  static OC_ALWAYS_INLINE S store(T v) { return (S)v; }
-};
-template <>
-struct Conv<uint16_t, float> {
-  static OC_ALWAYS_INLINE float load(uint16_t v) { return oc_half_to_float(v); }
-  static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
-};
 
 template <class T>
 static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
@@ -310,19 +270,30 @@ static void inverse_fixed(const S* in, S* out, int64_t batch, const oc_parallel&
 }
 
 // ------------------------------------------------------------------------------------------
-// General n: blocked Gauss-Jordan on a dense row-major n x n matrix `a` (computed in place).
+// General n: blocked Gauss-Jordan on a row-major n x n matrix `a` with a padded row stride lda,
+// a copy of the input in the scratch memory (computed in place there).
 
 enum : int64_t { kLeaf = 16, kPanel = 128, kMR = 6, kMaxInnerTasks = 64 };
 
 template <class T>
 struct Work {
-  T* a;        // n x n, row-major
-  int64_t n;
+  T* a;        // n x n, row-major, rows lda apart
+  int64_t n, lda;
   int* perm;   // n
   T* rk;       // n: copy of the pivot row
-  T* W;        // kPanel x n: copy of the panel rows for the update
+  T* W;        // kPanel x lda: copy of the panel rows for the update
   oc_parallel par;
 };
+
+// A row stride of at least n elements that is an odd number of cache lines: with a power-of-two
+// stride (n = 512, 1024) a column of the matrix, or of W, falls in a few cache sets, and the
+// leaves (which sweep one cache line of every row) ran from L3: 35% of the time at n = 1024.
+template <class T>
+static int64_t padded_stride(int64_t n) {
+  const int64_t line = 64 / (int64_t)sizeof(T);
+  const int64_t lines = div_up(n, line);
+  return (lines | 1) * line;
+}
 
 // Unblocked Gauss-Jordan on columns [c0, c0 + w) (pivot rows = those columns), full-row swaps.
 template <class T, int WFIX>
@@ -331,21 +302,21 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
   enum { VW = VecT<T>::W, NVF = (WFIX > 0 && WFIX % VecT<T>::W == 0) ? WFIX / VecT<T>::W : 0 };
   const int64_t w = WFIX > 0 ? (int64_t)WFIX : wdyn;
   T* OC_RESTRICT a = wk.a;
-  const int64_t n = wk.n;
+  const int64_t n = wk.n, lda = wk.lda;
   T* OC_RESTRICT rk = wk.rk;
   for (int64_t k = c0; k < c0 + w; ++k) {
     int64_t p = k;
-    T best = absval(a[k * n + k]);
+    T best = absval(a[k * lda + k]);
     for (int64_t i = k + 1; i < n; ++i) {
-      T v = absval(a[i * n + k]);
+      T v = absval(a[i * lda + k]);
       if (v > best) {
         best = v;
         p = i;
       }
     }
     if (p != k) {
-      T* OC_RESTRICT x = a + k * n;
-      T* OC_RESTRICT y = a + p * n;
+      T* OC_RESTRICT x = a + k * lda;
+      T* OC_RESTRICT y = a + p * lda;
       for (int64_t j = 0; j < n; ++j) {
         T t = x[j];
         x[j] = y[j];
@@ -355,7 +326,7 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
       wk.perm[k] = wk.perm[p];
       wk.perm[p] = t;
     }
-    T* OC_RESTRICT ak = a + k * n + c0;
+    T* OC_RESTRICT ak = a + k * lda + c0;
     const int64_t kk = k - c0;
     const T piv = ak[kk];
     for (int64_t j = 0; j < w; ++j) rk[j] = ak[j];
@@ -367,7 +338,7 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
       for (int v = 0; v < NVF; ++v) r[v] = simd_load<V>(rk + v * VW);
       for (int64_t i = 0; i < n; ++i) {
         if (i == k) continue;
-        T* OC_RESTRICT ai = a + i * n + c0;
+        T* OC_RESTRICT ai = a + i * lda + c0;
         const T l = ai[kk] / piv;
         for (int v = 0; v < NVF; ++v) simd_store(ai + v * VW, simd_load<V>(ai + v * VW) - r[v] * l);
         ai[kk] = -l;
@@ -375,7 +346,7 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
     } else {
       for (int64_t i = 0; i < n; ++i) {
         if (i == k) continue;
-        T* OC_RESTRICT ai = a + i * n + c0;
+        T* OC_RESTRICT ai = a + i * lda + c0;
         const T l = ai[kk] / piv;
         ai[kk] = T(0);
         for (int64_t j = 0; j < w; ++j) ai[j] -= l * rk[j];
@@ -386,7 +357,10 @@ static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
   }
 }
 
-// acc(rows i0.., cols col..col+NV*VW) = base + Apb * Wc, over t < kb.
+// rows i0.., cols col..col+NV*VW = base + Apb * Wc (base: a's values, or 0 for the panel rows).
+// The product is summed from zero and added to base once, as BLAS micro-kernels do: summing onto
+// base (a pivot of size ~n) rounds every term at base's magnitude, which made the float32 forward
+// error 5-7x MKL's at n >= 512 (now within 1.1-1.3x).
 template <class T, int NV>
 static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT a, int64_t lda, int64_t i0, int mr,
                                           const bool* zero_row, int64_t col,
@@ -396,15 +370,9 @@ static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT a, int64_t lda, int64_t
   enum { VW = VecT<T>::W };
   V acc[kMR][NV];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
+  for (int r = 0; r < kMR; ++r)
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) {
-      if (r < mr && !zero_row[r])
-        acc[r][v] = simd_load<V>(a + (i0 + r) * lda + col + v * VW);
-      else
-        acc[r][v] = V{};
-    }
-  }
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   for (int64_t t = 0; t < kb; ++t) {
     V w[NV];
 #pragma GCC unroll 4
@@ -420,8 +388,10 @@ static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT a, int64_t lda, int64_t
 #pragma GCC unroll 8
   for (int r = 0; r < kMR; ++r) {
     if (r < mr) {
+      T* ar = a + (i0 + r) * lda + col;
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v) simd_store(a + (i0 + r) * lda + col + v * VW, acc[r][v]);
+      for (int v = 0; v < NV; ++v)
+        simd_store(ar + v * VW, zero_row[r] ? acc[r][v] : simd_load<V>(ar + v * VW) + acc[r][v]);
     }
   }
 }
@@ -440,9 +410,10 @@ static OC_ALWAYS_INLINE void update_segment(T* a, int64_t lda, int64_t i0, int m
     micro_kernel<T, 1>(a, lda, i0, mr, zero_row, col + j, Wc + j, ldw, Apb, kb);
   for (; j < width; ++j) {
     for (int r = 0; r < mr; ++r) {
-      T s = zero_row[r] ? T(0) : a[(i0 + r) * lda + col + j];
+      T s = T(0);
       for (int64_t t = 0; t < kb; ++t) s += Apb[t * kMR + r] * Wc[t * ldw + j];
-      a[(i0 + r) * lda + col + j] = s;
+      T& out = a[(i0 + r) * lda + col + j];
+      out = zero_row[r] ? s : out + s;
     }
   }
 }
@@ -450,18 +421,21 @@ static OC_ALWAYS_INLINE void update_segment(T* a, int64_t lda, int64_t i0, int m
 // After the panel [k, k+kb) is factored, apply it to the columns [c0, k) and [k+kb, c1).
 template <class T>
 static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t kb) {
-  const int64_t n = wk.n;
+  const int64_t n = wk.n, lda = wk.lda;
   const int64_t w1 = k - c0, w2 = c1 - (k + kb), wt = w1 + w2;
   if (wt <= 0) return;
   T* a = wk.a;
   T* W = wk.W;
+  const int64_t ldw = padded_stride<T>(wt);
   for (int64_t t = 0; t < kb; ++t) {
-    const T* src = a + (k + t) * n;
-    memcpy(W + t * wt, src + c0, (size_t)w1 * sizeof(T));
-    memcpy(W + t * wt + w1, src + k + kb, (size_t)w2 * sizeof(T));
+    const T* src = a + (k + t) * lda;
+    memcpy(W + t * ldw, src + c0, (size_t)w1 * sizeof(T));
+    memcpy(W + t * ldw + w1, src + k + kb, (size_t)w2 * sizeof(T));
   }
   const int64_t nrb = div_up(n, kMR);
-  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 20, kMaxInnerTasks);
+  // tasks of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a 128-wide
+  // panel ran as one task at n = 512, a quarter of the work on one thread
+  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 18, kMaxInnerTasks);
   auto task = [&](size_t ti) {
     int64_t rb0, rb1;
     split_range(nrb, nt, (int64_t)ti, rb0, rb1);
@@ -472,14 +446,14 @@ static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t
       bool zero_row[kMR];
       for (int r = 0; r < kMR; ++r) {
         zero_row[r] = (i0 + r >= k && i0 + r < k + kb);
-        const T* src = a + (i0 + r) * n + k;
+        const T* src = a + (i0 + r) * lda + k;
         if (r < mr)
           for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = src[t];
         else
           for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = T(0);
       }
-      if (w1 > 0) update_segment(a, n, i0, mr, zero_row, c0, w1, W, wt, Apb, kb);
-      if (w2 > 0) update_segment(a, n, i0, mr, zero_row, k + kb, w2, W + w1, wt, Apb, kb);
+      if (w1 > 0) update_segment(a, lda, i0, mr, zero_row, c0, w1, W, ldw, Apb, kb);
+      if (w2 > 0) update_segment(a, lda, i0, mr, zero_row, k + kb, w2, W + w1, ldw, Apb, kb);
     }
   };
   parallel_for(wk.par, (size_t)nt, task);
@@ -504,33 +478,31 @@ static void gj_level(Work<T>& wk, int64_t c0, int64_t c1) {
   }
 }
 
-// Scratch for one matrix of size n: perm, rk, W, and (when S != T) the compute copy.
+// Scratch for one matrix of size n: perm, rk, W and the working copy of the matrix.
 template <class T>
-static size_t scratch_bytes(int64_t n, bool need_copy) {
-  size_t b = (size_t)n * sizeof(int) + 64;
-  b += (size_t)n * sizeof(T) + 64;
-  b += (size_t)kPanel * n * sizeof(T) + 64;
-  b += (size_t)kMaxInnerTasks * n * sizeof(T) + 64;  // temp rows for the final permutation
-  if (need_copy) b += (size_t)n * n * sizeof(T) + 64;
-  return b;
+static size_t scratch_bytes(int64_t n) {
+  const size_t lda = (size_t)padded_stride<T>(n);
+  return (size_t)n * sizeof(int) + (size_t)n * sizeof(T) + (size_t)(kPanel + n) * lda * sizeof(T) +
+         3 * 64;
 }
 
 static inline char* align64(char* p) {
   return (char*)(((uintptr_t)p + 63) & ~(uintptr_t)63);
 }
 
-// One matrix: load (convert) into wk.a, invert, store with the column permutation.
-// When S == T, wk.a may be `out` itself (then `src` is copied in first).
+// One matrix: load (convert) into wk.a, invert, store with the column permutation. src may be
+// dst: it is read in full before dst is written.
 template <class S, class T>
-static void inverse_general_one(const S* src, S* dst, Work<T>& wk, T* tmp_rows) {
-  const int64_t n = wk.n;
+static void inverse_general_one(const S* src, S* dst, Work<T>& wk) {
+  const int64_t n = wk.n, lda = wk.lda;
   T* a = wk.a;
   const int64_t nt = num_tasks(n, (double)n, 1 << 16, kMaxInnerTasks);
   {
     auto load = [&](size_t ti) {
       int64_t r0, r1;
       split_range(n, nt, (int64_t)ti, r0, r1);
-      for (int64_t e = r0 * n; e < r1 * n; ++e) a[e] = Conv<S, T>::load(src[e]);
+      for (int64_t i = r0; i < r1; ++i)
+        for (int64_t j = 0; j < n; ++j) a[i * lda + j] = Conv<S, T>::load(src[i * n + j]);
     };
     parallel_for(wk.par, (size_t)nt, load);
   }
@@ -540,36 +512,29 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk, T* tmp_rows) 
     auto store = [&](size_t ti) {
       int64_t r0, r1;
       split_range(n, nt, (int64_t)ti, r0, r1);
-      T* tmp = tmp_rows + (int64_t)ti * n;
       const int* perm = wk.perm;
       for (int64_t i = r0; i < r1; ++i) {
-        const T* row = a + i * n;
-        memcpy(tmp, row, (size_t)n * sizeof(T));
+        const T* row = a + i * lda;
         S* drow = dst + i * n;
-        for (int64_t m = 0; m < n; ++m) drow[perm[m]] = Conv<S, T>::store(tmp[m]);
+        for (int64_t m = 0; m < n; ++m) drow[perm[m]] = Conv<S, T>::store(row[m]);
       }
     };
     parallel_for(wk.par, (size_t)nt, store);
   }
 }
 
-template <class S, class T>
-static bool setup_work(Work<T>& wk, char* buf, int64_t n, S* out_matrix, T*& tmp_rows) {
+template <class T>
+static void setup_work(Work<T>& wk, char* buf, int64_t n, const oc_parallel& par) {
   char* p = align64(buf);
   wk.n = n;
+  wk.lda = padded_stride<T>(n);
+  wk.par = par;
   wk.perm = (int*)p;
   p = align64(p + (size_t)n * sizeof(int));
   wk.rk = (T*)p;
   p = align64(p + (size_t)n * sizeof(T));
   wk.W = (T*)p;
-  p = align64(p + (size_t)kPanel * n * sizeof(T));
-  tmp_rows = (T*)p;
-  p = align64(p + (size_t)kMaxInnerTasks * n * sizeof(T));
-  if (std::is_same<S, T>::value)
-    wk.a = (T*)(void*)out_matrix;
-  else
-    wk.a = (T*)p;
-  return true;
+  wk.a = wk.W + kPanel * wk.lda;
 }
 
 // Returns OC_OUT_OF_MEMORY when a scratch buffer cannot be allocated (the matrices it was for
@@ -577,8 +542,7 @@ static bool setup_work(Work<T>& wk, char* buf, int64_t n, S* out_matrix, T*& tmp
 template <class S, class T>
 static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
                            const oc_parallel& par) {
-  const bool need_copy = !std::is_same<S, T>::value;
-  const size_t sbytes = scratch_bytes<T>(n, need_copy);
+  const size_t sbytes = scratch_bytes<T>(n);
   const int64_t nn = n * n;
   const double flops = 2.0 * (double)n * n * n;
   // Few matrices (or one): parallelism inside each matrix. Otherwise chunks of the batch.
@@ -586,13 +550,9 @@ static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
   if (inner) {
     char* buf = (char*)malloc(sbytes);
     if (!buf) return OC_OUT_OF_MEMORY;
-    for (int64_t b = 0; b < batch; ++b) {
-      Work<T> wk;
-      T* tmp_rows;
-      setup_work<S, T>(wk, buf, n, out + b * nn, tmp_rows);
-      wk.par = par;
-      inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, tmp_rows);
-    }
+    Work<T> wk;
+    setup_work<T>(wk, buf, n, par);
+    for (int64_t b = 0; b < batch; ++b) inverse_general_one<S, T>(in + b * nn, out + b * nn, wk);
     free(buf);
     return 0;
   }
@@ -606,13 +566,9 @@ static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
       failed.store(true, std::memory_order_relaxed);  // read after parallel_for has joined
       return;
     }
-    for (int64_t b = b0; b < b1; ++b) {
-      Work<T> wk;
-      T* tmp_rows;
-      setup_work<S, T>(wk, buf, n, out + b * nn, tmp_rows);
-      wk.par = oc_serial;
-      inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, tmp_rows);
-    }
+    Work<T> wk;
+    setup_work<T>(wk, buf, n, oc_serial);
+    for (int64_t b = b0; b < b1; ++b) inverse_general_one<S, T>(in + b * nn, out + b * nn, wk);
     free(buf);
   };
   parallel_for(par, (size_t)nt, task);
@@ -646,4 +602,4 @@ int inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n, oc_
   return inverse_dispatch<uint16_t, float>(in, out, batch, n, par);
 }
 
-#endif  // OC_INVERSE_BODY
+#endif  // OC_ISA_PASS

@@ -1,5 +1,6 @@
-// Internal helpers for the CPU kernels: running lambdas through oc_parallel, chunking, a small
-// SIMD vector type (GCC/clang vector extensions), and the x86 ISA dispatch switch.
+// Internal helpers for the CPU kernels: running lambdas through oc_parallel, chunking, storage
+// type conversion, a small SIMD vector type (GCC/clang vector extensions); includes the
+// instruction-set dispatch (isa.h).
 #ifndef ORTCUSTOM_KERNELS_CPU_PARALLEL_H
 #define ORTCUSTOM_KERNELS_CPU_PARALLEL_H
 
@@ -10,17 +11,9 @@
 #include <memory>
 #include <type_traits>
 
+#include "ortcustom/half.h"
 #include "../kernels.h"
-
-// OC_X86_DISPATCH: compile the hot code twice, once for the build's baseline (x86-64: SSE2) and
-// once with #pragma GCC target("avx2,fma"), and pick at run time with __builtin_cpu_supports.
-// GCC only (clang does not honour #pragma GCC target); define OC_NO_X86_DISPATCH to disable.
-#if !defined(OC_NO_X86_DISPATCH) && defined(__GNUC__) && !defined(__clang__) && \
-    !defined(__INTEL_COMPILER) && (defined(__x86_64__) || defined(__i386__))
-#define OC_X86_DISPATCH 1
-#else
-#define OC_X86_DISPATCH 0
-#endif
+#include "isa.h"
 
 #if defined(__GNUC__)
 #define OC_ALWAYS_INLINE inline __attribute__((always_inline))
@@ -32,16 +25,6 @@
 
 namespace oc {
 namespace detail {
-
-#if OC_X86_DISPATCH
-inline bool cpu_has_avx2_fma() {
-  // Reads libgcc's CPU model (filled by a constructor; checks OS support of the YMM state).
-  // ORTCUSTOM_NO_AVX2 (any value, read once) forces the baseline pass: how the tests reach it on
-  // AVX2 machines.
-  static const bool no_avx2 = getenv("ORTCUSTOM_NO_AVX2") != nullptr;
-  return !no_avx2 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-}
-#endif
 
 template <class F>
 struct Trampoline {
@@ -60,6 +43,19 @@ inline void parallel_for(const oc_parallel& par, size_t n, F& f) {
   par.run(par.runner, &Trampoline<Fn>::call, n,
           const_cast<void*>(static_cast<const void*>(std::addressof(f))));
 }
+
+// Storage <-> compute conversion (float16 is computed in float). Always inlined: each pass gets
+// it compiled with its own instructions.
+template <class S, class T>
+struct Conv {
+  static OC_ALWAYS_INLINE T load(S v) { return (T)v; }
+  static OC_ALWAYS_INLINE S store(T v) { return (S)v; }
+};
+template <>
+struct Conv<uint16_t, float> {
+  static OC_ALWAYS_INLINE float load(uint16_t v) { return oc_half_to_float(v); }
+  static OC_ALWAYS_INLINE uint16_t store(float v) { return oc_float_to_half(v); }
+};
 
 inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
