@@ -16,7 +16,8 @@ extern "C" {
 #endif
 
 /* Runs fn(arg, i) for every i in [0, n), possibly in parallel, and returns when all are done.
-   The glue maps it onto ONNX Runtime's intra-op thread pool (KernelContext_ParallelFor).
+   The ABI entries (*_op.cpp, runner.h) make it the host's parallel_for: ONNX Runtime's intra-op
+   pool in a session, OpenMP's in a direct call.
    Kernels split their work into n tasks themselves (n may be 1; it is never 0). */
 typedef void (*oc_parallel_for_fn)(void* runner, oc_task_fn fn, size_t n, void* arg);
 typedef struct oc_parallel {
