@@ -5,7 +5,7 @@ Ours is an ORT session with ortcustom's op (domain `ortcustom`), `session.run` o
 2 intra-op threads. CPU peers: ORT's built-ins (com.microsoft Inverse in a session without
 ortcustom; GroupNormalization opset 21, scale and bias of shape (C,)), onnxruntime-extensions'
 ai.onnx.contrib Inverse (2-D float32 only), NumPy, torch -- every one limited to 2 threads.
-`ours_direct` (`ortcustom.kernels.*`, single-threaded, no ORT) is an extra row, for information.
+`ours_direct` (`ortcustom.kernels.*`, on OpenMP's pool of `kernels.threads()` threads, no ORT) is an extra row, for information.
 
 Thread limits: torch.set_num_threads(2); NumPy's BLAS (and any other BLAS/OpenMP pool loaded) via
 threadpoolctl.threadpool_limits(2) if threadpoolctl is installed, else OPENBLAS_NUM_THREADS,

@@ -291,7 +291,7 @@ def main(argv=None) -> int:
          f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
          f"pause before each (lets the last impl's spinning thread pools go idle)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
-         "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* single-threaded, shown as ours(ORT) / direct")
+         "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()
 
     all_cases = C.cases(quick=a.quick, cuda=a.cuda)
