@@ -183,7 +183,9 @@ class Op:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
-        if self.native is not None and not isinstance(self.native, str) and type(self.native).__name__ != "NativeKernel":
+        from .native import NativeKernel
+
+        if self.native is not None and not isinstance(self.native, (str, NativeKernel)):
             _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "
                      f"ortcustom.load_kernels(path)[name], got {self.native!r}")
 
