@@ -158,6 +158,9 @@ def test_library_path_of_a_domain():
     assert r.stdout.strip() == contrib.get_library_path()
     with pytest.raises(ValueError, match="does not register mine::Inverse"):
         ortcustom.get_library_path(ortcustom.Domain("mine").add(Inverse))
+    with pytest.raises(ValueError, match=r"kernels from 2 libraries \(Inverse from .*_kernels.so; GroupNorm from "
+                                         r".*_contrib.so\)"):
+        ortcustom.get_library_path(ortcustom.Domain("com.microsoft").add(Inverse, contrib.ContribGroupNorm))
 
 
 # ---- the contrib library: a fused Stable Diffusion block on a CPU host without Python ---------------

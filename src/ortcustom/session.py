@@ -32,11 +32,14 @@ def get_library_path(domain: Domain | None = None) -> str:
     if python:
         raise ValueError(f"domain {domain.name!r} has Python kernels ({', '.join(python)}): only ops with native "
                          f"kernels go into a plain library")
-    libs = {op.kernel.library for op in domain.ops}
+    libs: dict[str, list[str]] = {}
+    for op in domain.ops:
+        libs.setdefault(op.kernel.library, []).append(op.name)
     if len(libs) != 1:
-        raise ValueError(f"domain {domain.name!r} has kernels from {len(libs)} libraries ({', '.join(sorted(libs))}): "
-                         f"a plain library registers the ops of one package")
-    path = libs.pop()
+        which = "; ".join(f"{', '.join(ops)} from {lib}" for lib, ops in sorted(libs.items()))
+        raise ValueError(f"domain {domain.name!r} has kernels from {len(libs)} libraries ({which}): a plain library "
+                         f"registers the ops of one package")
+    (path,) = libs
     native.check_library(path, domain)
     return path
 
