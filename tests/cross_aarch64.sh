@@ -47,9 +47,12 @@ lib="$work/build/kernels/libortcustom_cpu_kernels.a"
 for plain in "$work/build/kernels/_kernels.so" "$work/build/kernels/_contrib.so"; do
   [[ $("$CROSS-readelf" -h "$plain" | sed -n 's/^ *Machine: *//p') == AArch64 ]] \
     || { echo "cross_aarch64: $plain is not AArch64" >&2; exit 1; }
-  "$CROSS-nm" -D --defined-only "$plain" | grep -q " T RegisterCustomOps$" \
+  # whole outputs first: `grep -q` on a pipe may SIGPIPE nm, a failure under pipefail
+  defined=$("$CROSS-nm" -D --defined-only "$plain")
+  undefined=$("$CROSS-nm" -D --undefined-only "$plain")
+  grep -q " T RegisterCustomOps$" <<< "$defined" \
     || { echo "cross_aarch64: $plain exports no RegisterCustomOps" >&2; exit 1; }
-  if "$CROSS-nm" -D --undefined-only "$plain" | grep -q " U _\?Py"; then
+  if grep -q " U _\?Py" <<< "$undefined"; then
     echo "cross_aarch64: $plain needs Python" >&2; exit 1
   fi
 done

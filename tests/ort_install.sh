@@ -45,7 +45,10 @@ step "1. onnxruntime first, then ortcustom with --no-deps"
 "${pip[@]}" install --quiet --no-deps "$wheel"
 dists=$(ort_dists)
 [[ $dists == "onnxruntime "* && $(wc -l <<< "$dists") == 1 ]] || fail "expected onnxruntime alone, got: $dists"
-in_work "$py" -m ortcustom info | grep -q "installed by onnxruntime " || fail "info does not name onnxruntime"
+# the whole output first: `grep -q` on a pipe closes it at the first match, and the lines info
+# prints after that would die of SIGPIPE (a failure under pipefail)
+info=$(in_work "$py" -m ortcustom info) || fail "info failed"
+grep -q "installed by onnxruntime " <<< "$info" || fail "info does not name onnxruntime"
 in_work "$py" -m ortcustom demo | tee "$work/demo.txt"
 grep -q "no PyTorch here" "$work/demo.txt" && tail -n1 "$work/demo.txt" | grep -qx OK || fail "demo"
 # pip check's only complaint: the marker-selected ORT that --no-deps left out (README says so)
