@@ -122,10 +122,6 @@ cdef class OpDef:
     def __dealloc__(self):
         free(self._mem)
 
-    @property
-    def address(self):
-        return <size_t>&self.d
-
 
 cdef int _fill_io(oc_io_def* d, const char** names, op, ios, list keep) except -1:
     inputs = [i.name for i in op.inputs]
@@ -307,9 +303,10 @@ def kernel_info(size_t address):
         return {"abi_version": kd.abi_version}
     outputs = _names(kd.outputs)
     attrs = []
+    kinds = {v: k for k, v in _KIND_CODES.items()}
     while kd.attrs != NULL and kd.attrs[len(attrs)].name != NULL:
         a = kd.attrs[len(attrs)]
-        attrs.append((a.name.decode("utf-8", "replace"), {v: k for k, v in _KIND_CODES.items()}.get(a.kind, "?")))
+        attrs.append((a.name.decode("utf-8", "replace"), kinds.get(a.kind, "?")))
     return {"abi_version": kd.abi_version, "device": "cuda" if kd.device == OC_CUDA else "cpu", "attrs": attrs,
             "name": kd.name.decode("utf-8", "replace") if kd.name != NULL else "",
             "inputs": _names(kd.inputs), "outputs": outputs,

@@ -25,7 +25,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
     cdef int32_t n = 0, j
     cdef int code = OC_OK
     cdef char* msg = NULL
-    cdef int32_t dtypes[256]
+    cdef int32_t[::1] dtypes = array.array("i", row)  # the binding's types, every input and output
     while kd.attrs != NULL and kd.attrs[n].name != NULL:
         n += 1
     cdef oc_attr* block = <oc_attr*>malloc(max(n, 1) * sizeof(oc_attr))
@@ -40,9 +40,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
         for j in range(n):
             name = kd.attrs[j].name.decode()
             fill_attr(&block[j], kd.attrs[j].name, kd.attrs[j].kind, values[name], keep)
-        for j, t in enumerate(row[:256]):
-            dtypes[j] = t
-        dk.k = oc_direct_create(&od.d, kd, dtypes, block, n, &code, &msg)
+        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], block, n, &code, &msg)
     finally:
         free(block)
     if dk.k == NULL:

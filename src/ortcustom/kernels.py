@@ -131,11 +131,7 @@ class _Call:
         return ptr
 
     def scratch(self, nbytes: int) -> int:
-        if self.device == _CPU:
-            buf = np.empty(nbytes + 64, np.uint8)
-            self.keep.append(buf)
-            p = buf.__array_interface__["data"][0]
-            return p + (-p) % 64
+        """Device scratch memory (host scratch is the glue's own)."""
         buf, ptr = _device_scratch(self.like, nbytes, self.stream)
         self.keep.append(buf)
         return ptr
@@ -335,11 +331,12 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
-    row = plan.rows.get(tuple(binding.values()))
-    if row is None:  # the binding's element types (inputs, outputs), once per binding
-        row = plan.rows[tuple(binding.values())] = tuple(
-            onnx_enum(binding.get(d.type, d.type) if d.type in op.types else d.type) for d in decls) + tuple(
-            onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
+    row = plan.rows.get(tuple(binding.items()))
+    if row is None:  # the binding's element types (inputs, outputs), once per binding; a constraint
+        # only absent inputs have takes its first type, as the outputs do
+        row = plan.rows[tuple(binding.items())] = tuple(
+            onnx_enum(binding.get(d.type) or op.types[d.type][0] if d.type in op.types else d.type) for d in decls
+        ) + tuple(onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
                          threads() if device == _CPU else 1, device_id, s)
     res = c.results
