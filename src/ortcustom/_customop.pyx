@@ -227,8 +227,9 @@ oc_glue_set_hooks(&_HOOKS)
 
 
 cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
-    cdef const oc_domain_def* ptrs[64]
+    cdef const oc_domain_def** ptrs
     cdef DomainDef dd
+    cdef OrtStatus* st
     cdef const OrtApi* api = base.GetApi(1)
     domains = getattr(_pending, "domains", None)
     if domains is None:
@@ -239,11 +240,14 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
                "domains (ortcustom.register); the domains were not handed over. Call "
                "register_custom_ops_library only through ortcustom.register")
         return api.CreateStatus(ORT_FAIL, msg.encode())
-    if len(domains) > 64:
-        return api.CreateStatus(ORT_FAIL, b"ortcustom: at most 64 domains at once")
+    ptrs = <const oc_domain_def**>malloc(max(len(domains), 1) * sizeof(oc_domain_def*))
+    if ptrs == NULL:
+        return api.CreateStatus(ORT_FAIL, b"ortcustom: out of memory registering custom ops")
     for j, dd in enumerate(domains):
         ptrs[j] = &dd.d
-    return oc_glue_register(options, base, ptrs, len(domains))
+    st = oc_glue_register(options, base, ptrs, len(domains))
+    free(ptrs)
+    return st
 
 
 def describe(domain):
