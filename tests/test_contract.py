@@ -167,3 +167,17 @@ def test_direct_calls_run_tasks_on_the_callers_cores(library):
         assert kernels.call(op, x)[0] == 1
     finally:
         kernels.set_threads(None)
+
+
+def test_a_direct_call_gets_its_own_bindings_types(library):
+    """Two type constraints on two optional inputs: a call with only A (double) and one with only B
+    (double) bind different rows; the kernel must see each call's own (a cache keyed by the types
+    alone once handed the second call the first one's row)."""
+    from ortcustom import Input, Op, Output, kernels
+
+    op = Op("BindingRow", [Input("A", "T", optional=True), Input("B", "U", optional=True)], [Output("Y", "float")],
+            types={"T": ("float", "double"), "U": ("float", "double")},
+            native=ortcustom.load_kernels(library)["binding_row"])
+    one = np.ones(1)
+    assert list(kernels.call(op, one, None)) == [11, 1]  # A double, U unbound: its first type, float
+    assert list(kernels.call(op, None, one)) == [1, 11]

@@ -187,3 +187,23 @@ const char* const kOutT[] = {"Y", nullptr};
 constexpr oc::Spec kThreadsSpec = {kInT, kOutT, nullptr, OC_SIGNATURES(kFloat), nullptr};
 }  // namespace
 OC_KERNEL(threads_used, cpu, kThreadsSpec, threads_used)
+
+// Two optional inputs of two type constraints (A: T, B: U): Y = the binding's element types of A
+// and B, as the host hands them to create/compute (ctx->dtypes), so a test sees which row it got.
+namespace {
+int binding_row(oc::Context& ctx) {
+  float* y;
+  const int64_t two[] = {2};
+  if (int rc = ctx.output(0, two, 1, &y)) return rc;
+  if (y) {
+    y[0] = static_cast<float>(ctx.raw()->dtypes[0]);
+    y[1] = static_cast<float>(ctx.raw()->dtypes[1]);
+  }
+  return OC_OK;
+}
+const char* const kInAB[] = {"A", "B", nullptr};
+constexpr int32_t kRowsAB[][3] = {{OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_FLOAT, OC_DOUBLE, OC_FLOAT},
+                                  {OC_DOUBLE, OC_FLOAT, OC_FLOAT}, {OC_DOUBLE, OC_DOUBLE, OC_FLOAT}};
+constexpr oc::Spec kRowSpec = {kInAB, kOutT, nullptr, OC_SIGNATURES(kRowsAB), nullptr};
+}  // namespace
+OC_KERNEL(binding_row, cpu, kRowSpec, binding_row)
