@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 def _c(s: str) -> str:
@@ -205,14 +206,35 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m ortcustom library-source", description=__doc__.split("\n")[0])
     p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
     p.add_argument("--path", action="append", default=[], help="import MODULE from here first (a source tree)")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", help="the library's table (C++)")
+    p.add_argument("--header", help="the kernels' spec header (C++): ortcustom/kernel_header.py")
+    p.add_argument("--namespace", help="the header's namespace (default: PACKAGE::spec, PACKAGE the first "
+                                       "MODULE's top package)")
+    p.add_argument("--list", action="store_true",
+                   help="print the kernels the declarations name ('kernel NAME') and the Python files they were "
+                        "read from ('file PATH', those under --path): for a build configuring itself")
     a = p.parse_args(argv)
+    if not (a.output or a.header or a.list):
+        p.error("give -o TABLE.cpp, --header SPEC.h, --list or several")
     sys.path[:0] = a.path
-    text = generate(load_domains(a.refs), " ".join(a.refs))
-    with open(a.output, "w") as f:
-        f.write(text)
+    domains, source = load_domains(a.refs), " ".join(a.refs)
+    if a.list:
+        for name in dict.fromkeys(kernel_name(op) for d in domains for op in d.ops if op.native is not None):
+            print("kernel", name)
+        roots = [os.path.abspath(r) + os.sep for r in a.path]
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if f and any(os.path.abspath(f).startswith(r) for r in roots):
+                print("file", os.path.abspath(f))
+    if a.output:
+        _write(a.output, generate(domains, source))
+    if a.header:
+        from .kernel_header import generate as header
+
+        _write(a.header, header(domains, source, a.namespace or a.refs[0].partition(".")[0].partition(":")[0] + "::spec"))
     return 0
 
 
-
-    sys.exit(main())
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
