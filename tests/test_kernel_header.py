@@ -74,8 +74,8 @@ def test_names_are_made_cpp_identifiers_and_clashes_refused():
     op = Op("Odd", inputs=[Input("x.1", "float"), Input("delete", "float")], outputs=[Output("in", "float")],
             attrs=[Attr("attr", "int", 0)], native="odd")
     text = generate([Domain("hdr.names").add(op)], "test", "ns")
-    assert "enum : int32_t { x_1, delete_ }" in text
-    assert "struct out { enum : int32_t { in }; }" in text  # only a struct's own name is taken
+    assert "struct in { static constexpr int32_t x_1 = 0, delete_ = 1; };" in text
+    assert "struct out { static constexpr int32_t in = 0; };" in text  # only a struct's own name is taken
     assert "static auto attr_(const oc::Context& ctx)" in text
     clash = Op("Clash", inputs=[Input("a.b", "float"), Input("a_b", "float")], outputs=[Output("Y", "float")],
                native="clash")
