@@ -588,7 +588,8 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
     return {key: float(np.median(s)) for key, s in samples.items()}
 
 
-from . import contrib_group_norm, torch_op_cases  # noqa: E402  (after Case, Goal, Impl)
+from . import contrib_group_norm, searchsorted_cases, torch_op_cases  # noqa: E402  (after Case, Goal, Impl)
 
 _add_groups(contrib_group_norm)
 _add_groups(torch_op_cases)
+_add_groups(searchsorted_cases)

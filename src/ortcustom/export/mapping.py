@@ -15,10 +15,10 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
+from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse, SearchSorted
 from ..registry import Domain, Op
 
-DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
+DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom", "SearchSorted": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
 ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
@@ -214,8 +214,15 @@ def group_norm(domain: str | None = None) -> OpMapping:
                      args=("X", "num_groups", "scale", "bias", "epsilon", None))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm}
-"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm"."""
+def searchsorted(domain: str | None = None) -> OpMapping:
+    """aten::searchsorted (torch.searchsorted, Tensor values) -> SearchSorted."""
+    return OpMapping("aten::searchsorted.Tensor", SearchSorted, domain or DEFAULT_DOMAINS["SearchSorted"],
+                     args=("sorted_sequence", "values", "out_int32", "right", "side", "sorter"))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
+"searchsorted"."""
 
 DEFAULT_OPS = ("inverse",)
 

@@ -3,8 +3,9 @@ from . import contrib
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
+from .searchsorted import SearchSorted
 
-ALL = (Inverse, GroupNorm)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
@@ -14,4 +15,4 @@ def library_domains():
 
     return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
 
-__all__ = ["ContribGroupNorm", "GroupNorm", "Inverse", "SkipGroupNorm", "ALL", "contrib"]
+__all__ = ["ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "ALL", "contrib"]
