@@ -239,3 +239,28 @@ def test_without_the_mapping_torch_searchsorted_does_not_become_ours():
 
     with pytest.raises(Exception):
         oe.export(Bucketize(), (torch.arange(5.0), torch.rand(3)), dynamo=False, ops=["inverse"])
+
+
+def test_plain_library_runs_it_without_python_ortcustom(tmp_path):
+    """ortcustom.get_library_path() registers ortcustom::SearchSorted for any ORT host; here a process
+    that imports onnxruntime and numpy only."""
+    import textwrap
+
+    from helpers import run_python
+
+    seq, values = np.array([[1, 3, 5, 7], [2, 4, 6, 8]], np.float32), np.array([[0, 5, 9], [4, 4, 1]], np.float32)
+    model = make_model(SearchSorted, DOM, {"sorted_sequence": seq, "values": values}, attrs={"side": "right"})
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    code = textwrap.dedent(f"""
+        import sys, numpy as np, onnxruntime as ort
+        so = ort.SessionOptions()
+        so.register_custom_ops_library({ortcustom.get_library_path()!r})
+        sess = ort.InferenceSession({str(path)!r}, so, providers=["CPUExecutionProvider"])
+        s = np.array({seq.tolist()!r}, np.float32); v = np.array({values.tolist()!r}, np.float32)
+        print(sess.run(None, {{"sorted_sequence": s, "values": v}})[0].tolist())
+        assert "ortcustom" not in sys.modules
+    """)
+    r = run_python(code)
+    assert r.returncode == 0, r.stderr
+    assert eval(r.stdout.strip()) == torch_result(seq, values, side="right").tolist()
