@@ -15,10 +15,10 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse, SearchSorted
+from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted
 from ..registry import Domain, Op
 
-DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom", "SearchSorted": "ortcustom"}
+DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom", "SearchSorted": "ortcustom", "Cholesky": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
 ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
@@ -220,9 +220,18 @@ def searchsorted(domain: str | None = None) -> OpMapping:
                      args=("sorted_sequence", "values", "out_int32", "right", "side", "sorter"))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted}
+def cholesky(domain: str | None = None) -> OpMapping:
+    """aten::linalg_cholesky and aten::cholesky (torch.linalg.cholesky, torch.cholesky; `upper`) -> Cholesky."""
+    return OpMapping(["aten::linalg_cholesky", "aten::cholesky"], Cholesky, domain or DEFAULT_DOMAINS["Cholesky"],
+                     args=("A", "upper"))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky}
 """The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted"."""
+"searchsorted", "cholesky"."""
+
+GROUPS = {"linalg": ("inverse", "cholesky")}
+"""Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)
 
@@ -245,7 +254,7 @@ def _domain_mappings(d: Domain) -> list[OpMapping]:
 
 
 def resolve(ops: Iterable | None) -> list[OpMapping]:
-    """The mappings to export with: `ops` (OpMapping objects, built-in names, see BUILTIN, or
+    """The mappings to export with: `ops` (OpMapping objects, built-in names, see BUILTIN and GROUPS, or
     Domains: each of their ops declared with torch= exports to itself in that domain), plus each
     built-in op's own torch op (torch.ops.ortcustom.*) -> that op, always (in the domain `ops`
     gives that op, else the default)."""
@@ -253,6 +262,12 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
         ops = DEFAULT_OPS
     if isinstance(ops, (str, OpMapping, Domain)):
         ops = [ops]
+    named = []  # each group's members in its place, each name once
+    for item in ops:
+        for name in GROUPS.get(item, (item,)) if isinstance(item, str) else (item,):
+            if not (isinstance(name, str) and name in named):
+                named.append(name)
+    ops = named
     out: list[OpMapping] = []
     for item in ops:
         if isinstance(item, Domain):
@@ -260,8 +275,8 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
             continue
         if isinstance(item, str):
             if item not in BUILTIN:
-                raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)} (or pass an "
-                                 f"ortcustom.export.OpMapping, e.g. from map_op)")
+                raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)}, groups "
+                                 f"{sorted(GROUPS)} (or pass an ortcustom.export.OpMapping, e.g. from map_op)")
             item = BUILTIN[item]()
         if not isinstance(item, OpMapping):
             raise TypeError(f"ops takes built-in names {sorted(BUILTIN)}, OpMapping objects and ortcustom.Domains, "

@@ -1,11 +1,12 @@
 """The built-in ops. Add one to a domain: `ortcustom.Domain("com.microsoft").add(Inverse)`."""
 from . import contrib
+from .cholesky import Cholesky, CholeskyEx
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
 from .searchsorted import SearchSorted
 
-ALL = (Inverse, GroupNorm, SearchSorted)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
@@ -15,4 +16,4 @@ def library_domains():
 
     return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
 
-__all__ = ["ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "ALL", "contrib"]
+__all__ = ["Cholesky", "CholeskyEx", "ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "ALL", "contrib"]
