@@ -11,7 +11,7 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import GroupNorm, Inverse, SearchSorted
+from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -42,7 +42,7 @@ if not builtin_info("cuda_built"):
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
-DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted)
+DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -209,4 +209,37 @@ def test_searchsorted_on_gpu_out_of_range_sorter_writes_minus_one():
     seq, values = np.array([1.0, 2.0, 3.0], np.float32), np.array([0.5, 2.5, 9.0], np.float32)
     for got in _searchsorted_on_gpu(seq, values, np.array([0, 7, 2], np.int64)):
         assert (got == -1).any() and ((got == -1) | ((got >= 0) & (got <= 3))).all()
+
+
+# ---- Cholesky, CholeskyEx --------------------------------------------------------------------
+
+def _spd(rng, shape, dtype):
+    q, _ = np.linalg.qr(rng.standard_normal(shape))
+    return ((q * rng.uniform(0.5, 2.0, shape[:-1])[..., None, :]) @ np.swapaxes(q, -1, -2)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("shape", [(4096, 3, 3), (64, 8, 8), (4, 64, 64), (1, 300, 300), (0, 4, 4), (2, 0, 0)])
+def test_cholesky_on_gpu_matches_the_cpu_kernel(dtype, upper, shape):
+    a = _spd(np.random.default_rng(sum(shape)), shape, dtype)
+    want = kernels.cholesky(a, upper=upper)
+    x = cp.asarray(a)
+    sess = cuda_session(Cholesky, {"A": (a.dtype, list(shape))}, attrs={"upper": upper})
+    tol = (2e-4 if dtype == np.float32 else 1e-11) * max(1, shape[-1])
+    for got in (cp.asnumpy(run_bound(sess, {"A": x})), cp.asnumpy(kernels.cholesky(x, upper=upper)),
+                cp.asnumpy(kernels.cholesky_ex(x, upper=upper)[0])):
+        np.testing.assert_allclose(got, want, rtol=0, atol=tol)
+
+
+def test_cholesky_on_gpu_info_and_nan_for_not_positive_definite():
+    a = _spd(np.random.default_rng(0), (4, 5, 5), np.float64)
+    a[2, 3, 3] = -50.0
+    a[3, 0, 0] = np.nan
+    x = cp.asarray(a)
+    l, info = kernels.cholesky_ex(x)
+    np.testing.assert_array_equal(cp.asnumpy(info), [0, 0, 4, 1])
+    np.testing.assert_allclose(cp.asnumpy(l)[:2], kernels.cholesky(a[:2]), atol=1e-12)
+    l = cp.asnumpy(kernels.cholesky(x))  # no error without a synchronization: NaN instead
+    assert np.isnan(l[2:]).all() and np.isfinite(l[:2]).all()
 
