@@ -8,8 +8,8 @@ import numpy as np
 from . import _common as C
 
 GROUP = "searchsorted"
-IMPLS = ("ours", "torch", "numpy", "ours_direct")
-LABELS = {"numpy": "numpy.searchsorted"}
+IMPLS = ("ours", "torch", "numpy_searchsorted", "ours_direct")
+LABELS = {"numpy_searchsorted": "numpy.searchsorted"}
 INFO = {"ours_direct"}
 
 
@@ -54,6 +54,6 @@ def make_impl(case, key: str, label: str):
 
         s, v = torch.from_numpy(seq), torch.from_numpy(values)
         return C.Impl(key, label, lambda: torch.searchsorted(s, v).numpy())
-    if key == "numpy":
+    if key == "numpy_searchsorted":
         return C.Impl(key, label, lambda: np.searchsorted(seq, values))
     raise ValueError(f"no implementation {key!r} for {GROUP}")
