@@ -15,10 +15,11 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted
+from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted, SolveTriangular
 from ..registry import Domain, Op
 
-DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom", "SearchSorted": "ortcustom", "Cholesky": "ortcustom"}
+DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom", "SearchSorted": "ortcustom", "Cholesky": "ortcustom",
+                   "SolveTriangular": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
 ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
@@ -226,11 +227,18 @@ def cholesky(domain: str | None = None) -> OpMapping:
                      args=("A", "upper"))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky}
-"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky"."""
+def solve_triangular(domain: str | None = None) -> OpMapping:
+    """aten::linalg_solve_triangular (torch.linalg.solve_triangular; upper, left, unitriangular) -> SolveTriangular."""
+    return OpMapping("aten::linalg_solve_triangular", SolveTriangular,
+                     domain or DEFAULT_DOMAINS["SolveTriangular"], args=("A", "B", "upper", "left", "unitriangular"))
 
-GROUPS = {"linalg": ("inverse", "cholesky")}
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
+           "solve_triangular": solve_triangular}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
+"searchsorted", "cholesky", "solve_triangular"."""
+
+GROUPS = {"linalg": ("inverse", "cholesky", "solve_triangular")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

@@ -5,8 +5,9 @@ from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
 from .searchsorted import SearchSorted
+from .solve_triangular import SolveTriangular
 
-ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
@@ -16,4 +17,4 @@ def library_domains():
 
     return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
 
-__all__ = ["Cholesky", "CholeskyEx", "ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "ALL", "contrib"]
+__all__ = ["Cholesky", "CholeskyEx", "ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "SolveTriangular", "ALL", "contrib"]
