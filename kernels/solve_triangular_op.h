@@ -7,6 +7,12 @@
 
 #include "ortcustom_spec.h"
 
+#if defined(__CUDACC__)
+#define OC_HOST_DEVICE __host__ __device__
+#else
+#define OC_HOST_DEVICE
+#endif
+
 namespace oc_ops {
 
 using SolveTriangularSpec = ortcustom::spec::solve_triangular;
@@ -38,7 +44,7 @@ struct BatchBroadcast {
     for (int32_t d = 0; d < rank; ++d) count *= dims[d];
     return true;
   }
-  void offsets(int64_t t, int64_t* oa, int64_t* ob) const {
+  OC_HOST_DEVICE void offsets(int64_t t, int64_t* oa, int64_t* ob) const {
     int64_t a = 0, b = 0;
     for (int32_t d = rank - 1; d >= 0; --d) {
       const int64_t i = t % dims[d];

@@ -11,7 +11,7 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted
+from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, SolveTriangular
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -42,7 +42,8 @@ if not builtin_info("cuda_built"):
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
-DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx)
+DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
+                                           SolveTriangular)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -242,4 +243,27 @@ def test_cholesky_on_gpu_info_and_nan_for_not_positive_definite():
     np.testing.assert_allclose(cp.asnumpy(l)[:2], kernels.cholesky(a[:2]), atol=1e-12)
     l = cp.asnumpy(kernels.cholesky(x))  # no error without a synchronization: NaN instead
     assert np.isnan(l[2:]).all() and np.isfinite(l[:2]).all()
+
+
+# ---- SolveTriangular -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper, left, unit", [(0, 1, 0), (1, 1, 1), (0, 0, 0), (1, 0, 1)])
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 3), (3, 2)), ((4, 1, 8, 8), (3, 8, 5)), ((200, 200), (200, 64)),
+                                              ((0, 3, 3), (3, 2)), ((3, 3), (3, 0))])
+def test_solve_triangular_on_gpu_matches_the_cpu_kernel(dtype, upper, left, unit, a_shape, b_shape):
+    rng = np.random.default_rng(sum(a_shape) + sum(b_shape))
+    n = a_shape[-1]
+    a = (rng.standard_normal(a_shape) / np.sqrt(n) + 3 * np.eye(n)).astype(dtype)
+    if not left:
+        b_shape = b_shape[:-2] + (b_shape[-1], b_shape[-2])
+    b = rng.standard_normal(b_shape).astype(dtype)
+    attrs = dict(upper=upper, left=left, unitriangular=unit)
+    want = kernels.solve_triangular(a, b, **attrs)
+    sess = cuda_session(SolveTriangular, {"A": (a.dtype, list(a.shape)), "B": (b.dtype, list(b.shape))}, attrs=attrs)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for got in (cp.asnumpy(run_bound(sess, {"A": cp.asarray(a), "B": cp.asarray(b)})),
+                cp.asnumpy(kernels.solve_triangular(cp.asarray(a), cp.asarray(b), **attrs))):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
