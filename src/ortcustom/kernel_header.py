@@ -7,8 +7,8 @@ all of it from op_table.lower (the table the glue checks the kernel against):
 
     struct scaled_add {
       static constexpr const char* op = "ScaledAdd";
-      struct in { enum : int32_t { X, Y }; };          // input indices: ctx.input(in::X)
-      struct out { enum : int32_t { Z }; };            // output indices: ctx.output(out::Z, ...)
+      struct in { static constexpr int32_t X = 0, Y = 1; };  // input indices: ctx.input(in::X)
+      struct out { static constexpr int32_t Z = 0; };        // output indices: ctx.output(out::Z, ...)
       struct attr { static double alpha(const oc::Context&); };  // typed, by the declared kind
       struct types { using T = oc::types<float, double, oc::half>; };  // oc::dispatch<types::T>
       static constexpr oc::Spec spec;                  // OC_KERNEL(scaled_add, cpu, NS::scaled_add::spec, fn)
@@ -67,6 +67,10 @@ def _names(what: str, op, names, scope: str) -> list[str]:
     return idents
 
 
+def _indices(idents) -> str:
+    return f" static constexpr int32_t {', '.join(f'{n} = {i}' for i, n in enumerate(idents))}; " if idents else ""
+
+
 def _struct(op, kernel: str) -> tuple[str, list[str]]:
     """(the interface as data, to compare ops sharing a kernel; the struct's lines)."""
     t = lower(op)
@@ -81,8 +85,8 @@ def _struct(op, kernel: str) -> tuple[str, list[str]]:
         f"struct {c_name(kernel)} {{",
         f"  static constexpr const char* op = {_c(op.name)};",
         f"  static constexpr int32_t n_inputs = {len(ins)}, n_outputs = {len(outs)}, n_attrs = {len(attrs)};",
-        f"  struct in {{ enum : int32_t {{ {', '.join(ins)} }}; }};",
-        f"  struct out {{ enum : int32_t {{ {', '.join(outs)} }}; }};",
+        f"  struct in {{{_indices(ins)}}};",
+        f"  struct out {{{_indices(outs)}}};",
         "  struct attr {"]
     for j, (ident, a) in enumerate(zip(attrs, t.attrs)):
         lines.append(f"    static auto {ident}(const oc::Context& ctx) {{ return oc::attr_value<{c_attr_kind(a.kind)}>"

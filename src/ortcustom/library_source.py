@@ -1,8 +1,11 @@
 """The C++ source of a plain custom-op library, generated from Python declarations at build time.
 
     python -m ortcustom library-source [--path DIR] MODULE:ATTR [MODULE:ATTR ...] -o table.cpp
+        [--header spec.h [--namespace NS]] [--list]
 
-ATTR names a Domain (or a list of them) in MODULE. The output holds the domains' declarations as
+ATTR names a Domain (or a list of them) in MODULE. `--header` writes the kernels' interface
+(kernel_header.py), `--list` the kernels the declarations name and the files they come from (for a
+build configuring itself). The table holds the domains' declarations (op_table.lower's values) as
 static oc_op_def data (ortcustom/op_def.h) and the library's exported `RegisterCustomOps`, which
 hands them to the glue (ortcustom/glue/). Compiled with the glue's sources and the kernels into one
 shared library, it is what ONNX Runtime loads by path with no Python: C/C++, C#, Java, Triton.

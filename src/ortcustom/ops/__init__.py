@@ -1,4 +1,5 @@
 """The built-in ops. Add one to a domain: `ortcustom.Domain("com.microsoft").add(Inverse)`."""
+from ..registry import Domain, Op
 from . import contrib
 from .cholesky import Cholesky, CholeskyEx
 from .contrib import ContribGroupNorm, SkipGroupNorm
@@ -13,8 +14,8 @@ ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular) 
 def library_domains():
     """What ortcustom.get_library_path()'s plain library registers (its build reads this):
     com.microsoft::Inverse (what exporters write for torch.inverse) and the `ortcustom` domain."""
-    from ..registry import Domain
-
     return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
 
-__all__ = ["Cholesky", "CholeskyEx", "ContribGroupNorm", "GroupNorm", "Inverse", "SearchSorted", "SkipGroupNorm", "SolveTriangular", "ALL", "contrib"]
+
+# the declarations' names (a new op's import is its entry here)
+__all__ = ["ALL", "contrib", *sorted(name for name, value in globals().items() if isinstance(value, Op))]

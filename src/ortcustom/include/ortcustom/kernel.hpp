@@ -15,6 +15,11 @@
 // Typed views, element-type dispatch that fails clearly on a type it was not written for, printf
 // style errors, a parallel-for taking lambdas, and OC_KERNEL, which exports the kernel (and, for
 // CUDA, makes the inputs' device current and catches C++ exceptions at the ABI boundary).
+//
+// A package's build generates each kernel's interface from its Python declaration
+// (`python -m ortcustom library-source --header`, ortcustom/kernel_header.py): a struct with the
+// kMyAddSpec above (`spec`), input/output indices, typed attribute accessors and each type
+// constraint's element types for dispatch<>: `oc::dispatch<Spec::types::T>(ctx, dtype, f)`.
 #ifndef ORTCUSTOM_KERNEL_HPP
 #define ORTCUSTOM_KERNEL_HPP
 
