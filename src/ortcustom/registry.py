@@ -260,6 +260,7 @@ class Domain:
             raise ValueError(f"domain version must be an int >= 1, got {version!r}")
         self.name = name
         self.version = version
+        self.opset: int | None = None  # the opset the models import, where the user said so (at)
         self._ops: list[Op] = []
 
     @property
@@ -290,6 +291,7 @@ class Domain:
     def at(self, version: int) -> "Domain":
         """A domain of the same name with the ops valid at opset `version` (one per name)."""
         d = Domain(self.name, version)
+        d.opset = version
         d._ops = [op for op in self._ops if op.since <= version and (op.until is None or version <= op.until)]
         return d
 
