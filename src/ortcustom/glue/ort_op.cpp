@@ -2,10 +2,11 @@
 // the types that decide an output's type) plus a type guard, kernel creation (the node's type
 // binding found, attributes read once), the per-run trampoline, shape inference, and registration
 // (what a SessionOptions may hold, freed again when ORT unloads a plain library).
-#include <dlfcn.h>
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <memory>
@@ -716,11 +717,26 @@ std::string check_versions(const oc_domain_def* dom, int32_t opset) {
 // and it dies with the options (no stale record when an address is reused).
 const char* const kRecordPrefix = "ortcustom.domain.";
 
+// The file this copy of the glue was loaded from (dl_iterate_phdr: in libc itself, unlike dladdr on
+// older glibc).
+int find_self(struct dl_phdr_info* info, size_t, void* data) {
+  auto* want = static_cast<std::pair<uintptr_t, std::string>*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && want->first >= start && want->first < start + ph.p_memsz) {
+      want->second = info->dlpi_name ? info->dlpi_name : "";
+      return 1;
+    }
+  }
+  return 0;
+}
+
 std::string this_source() {
   if (g_hooks.infer_shapes != nullptr) return "ortcustom.register (Python)";
-  Dl_info info;
-  if (dladdr(reinterpret_cast<void*>(&this_source), &info) && info.dli_fname) return format("the library %s", info.dli_fname);
-  return "a plain library";
+  std::pair<uintptr_t, std::string> self(reinterpret_cast<uintptr_t>(&find_self), "");
+  dl_iterate_phdr(find_self, &self);
+  return self.second.empty() ? "a plain library" : "the library " + self.second;
 }
 
 // "<who> (ops A, B) #<the def's address>": equal records mean the same registration again.
