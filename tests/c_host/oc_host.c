@@ -10,7 +10,7 @@
  *           [--threads N] [--repeat K] [--intra-op N] [--cycles C]
  *
  * --cycles C first makes and drops C session options with the libraries and a session (ORT unloads
- * the libraries each time), printing "RSS <cycle> <bytes>" after the first and every C/4th.
+ * the libraries each time), printing "RSS <cycle> <bytes>" after the first and every C/8th.
  * --threads N runs the one session from N threads at once, each --repeat K times; every run
  * must give bit-identical outputs. --intra-op sets ORT's intra-op thread count (default: ORT's).
  *
@@ -310,7 +310,7 @@ int main(int argc, char** argv) {
         check(ort->CreateSession(env, model, options, &session), EXIT_SESSION);
         ort->ReleaseSession(session);
         ort->ReleaseSessionOptions(options);
-        if (c == 1 || c % (cycles / 4 ? cycles / 4 : 1) == 0) printf("RSS %ld %ld\n", c, rss_bytes());
+        if (c == 1 || c % (cycles / 8 ? cycles / 8 : 1) == 0) printf("RSS %ld %ld\n", c, rss_bytes());
     }
     check(ort->CreateSessionOptions(&options), EXIT_RUNTIME);
     if (intra_op >= 0) check(ort->SetIntraOpNumThreads(options, (int)intra_op), EXIT_USAGE);
