@@ -101,3 +101,17 @@ def test_library_in_a_c_host_refuses_at_registration(libs, name, domain, tail):
         r = run_host(model(domain, opset), {"X": np.ones(3, np.float32)}, libraries=[libs[name]])
         assert r.returncode == 3, r.stdout  # registration
         assert words(domain, tail) in r.error
+
+
+def test_a_package_build_refuses_what_its_library_would_refuse(libs):
+    # the build's library-check step runs the same check as RegisterCustomOps
+    import subprocess
+    import sys
+
+    from plain_library import NATIVE
+
+    for name, domain, tail in (("VERSIONS", "test.versions", SEVERAL), ("UNTIL", "test.until", ONLY)):
+        r = subprocess.run([sys.executable, "-m", "ortcustom", "library-check", "--path", str(NATIVE), str(libs[name]),
+                            f"registration_ops:{name}"], capture_output=True, text=True)
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert words(domain, tail) in r.stderr

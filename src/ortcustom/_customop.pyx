@@ -206,11 +206,19 @@ def domain_def(str name, tuple ops, int32_t opset=0):
     return got
 
 
-def _registrable(DomainDef dd):
-    """dd, or ValueError with the glue's reason why ORT cannot be given it (as RegisterCustomOps)."""
+def check_domain(DomainDef dd):
+    """Why ORT cannot be given dd (None when it can): the glue's check, the one a plain library's
+    RegisterCustomOps runs too (several versions of one op; an `until` with no opset given)."""
     cdef char msg[2048]
-    if oc_glue_check_domain(&dd.d, dd.opset, msg, sizeof(msg)) != 0:
-        raise ValueError(msg.decode("utf-8", "replace"))
+    if oc_glue_check_domain(&dd.d, dd.opset, msg, sizeof(msg)) == 0:
+        return None
+    return msg.decode("utf-8", "replace")
+
+
+def _registrable(DomainDef dd):
+    why = check_domain(dd)
+    if why:
+        raise ValueError(why)
     return dd
 
 
