@@ -12,19 +12,23 @@ import ortcustom
 
 
 def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """The library of the domains `ref` ("module:attr", importable from `src`) names, at `out`."""
-    table = Path(out).parent / (Path(out).stem + "_table.cpp")
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table)],
-                       capture_output=True, text=True)
+    """What a package's meson.build does, with the compiler directly: the table and the kernels'
+    header (<package>_spec.h) from the declarations `ref` ("module:attr", importable from `src`)
+    names, then kernels + table + ortcustom's glue into one plain library at `out`."""
+    out = Path(out)
+    table = out.parent / "table.cpp"
+    header = out.parent / (ref.partition(":")[0] + "_spec.h")
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table),
+                        "--header", str(header)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     glue = Path(ortcustom.__file__).parent / "glue"
     cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", *map(str, kernel_sources), str(table),
+           f"-I{ortcustom.get_include()}", f"-I{glue}", f"-I{header.parent}", *map(str, kernel_sources), str(table),
            *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
            f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
-    return Path(out)
+    return out
 
 
 _registration: dict[str, Path] = {}
@@ -44,7 +48,8 @@ def registration_library(name: str, tmp_dir: Path) -> Path:
     """The library of native/registration_ops.py's list `name` (VERSIONS, UNTIL, MAIN, OTHER),
     built once per test run."""
     if name not in _registration:
-        out = Path(tmp_dir) / f"registration_{name.lower()}.so"
+        out = Path(tmp_dir) / name.lower() / f"registration_{name.lower()}.so"  # a folder each: table, header
+        out.parent.mkdir(parents=True, exist_ok=True)
         _registration[name] = build_library(NATIVE, f"registration_ops:{name}", [NATIVE / "registration_kernels.cpp"],
                                             out)
     return _registration[name]

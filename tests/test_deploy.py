@@ -4,7 +4,6 @@ never imports ortcustom; the same outputs as ortcustom's Python path, our kernel
 errors naming op and node, the host surviving them."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
