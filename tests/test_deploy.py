@@ -4,7 +4,6 @@ never imports ortcustom; the same outputs as ortcustom's Python path, our kernel
 errors naming op and node, the host surviving them."""
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from ortcustom.ops import GroupNorm, Inverse, contrib
 from ortcustom.testing import for_runtime, make_model
 from c_host import no_c_library_reason, run_host
 from helpers import run_python, well_conditioned
+from plain_library import build_library
 
 CPU = ["CPUExecutionProvider"]
 REPO = Path(__file__).resolve().parent.parent
@@ -177,25 +177,6 @@ def test_fused_unet_block_with_contrib_library(via, tmp_path):
 
 
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------
-
-def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """What a package's meson.build does, with the compiler directly: the table and the kernels'
-    header (<package>_spec.h) from its declarations, then kernels + table + ortcustom's glue into
-    one plain library."""
-    table = out.parent / "table.cpp"
-    header = out.parent / (ref.partition(":")[0] + "_spec.h")
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table),
-                        "--header", str(header)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    glue = Path(ortcustom.__file__).parent / "glue"
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", f"-I{header.parent}", *map(str, kernel_sources), str(table),
-           *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
-           f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
-
 
 @pytest.fixture(scope="module")
 def scaffold(tmp_path_factory):

@@ -149,10 +149,12 @@ cdef class DomainDef:
     cdef oc_domain_def d
     cdef const oc_op_def** ptrs
     cdef readonly list defs
+    cdef readonly int32_t opset  # the models' opset of the domain where the user said (Domain.at), else 0
     cdef bytes _name
 
-    def __init__(self, str name, defs):
+    def __init__(self, str name, defs, int32_t opset=0):
         self.defs = list(defs)
+        self.opset = opset
         self._name = name.encode()
         self.ptrs = <const oc_op_def**>calloc(max(len(self.defs), 1), sizeof(oc_op_def*))
         if self.ptrs == NULL:
@@ -181,24 +183,40 @@ _pending = threading.local()
 cdef int _registering = 0
 
 
-def domain_def(str name, tuple ops):
-    """The DomainDef of (name, ops), made once; binds native kernels (errors are Python's here)."""
+def domain_def(str name, tuple ops, int32_t opset=0):
+    """The DomainDef of (name, ops, opset), made once; binds native kernels (errors are Python's here)."""
     from .native import op_def
 
-    key = (name, ops)
+    key = (name, ops, opset)
     with _interning:
         got = _interned.get(key)
     if got is None:
-        got = DomainDef(name, [op_def(op) for op in ops])
+        got = DomainDef(name, [op_def(op) for op in ops], opset)
         with _interning:
             got = _interned.setdefault(key, got)
     return got
 
 
+def check_domain(DomainDef dd):
+    """Why ORT cannot be given dd (None when it can): the glue's check, the one a plain library's
+    RegisterCustomOps runs too (several versions of one op; an `until` with no opset given)."""
+    cdef char msg[2048]
+    if oc_glue_check_domain(&dd.d, dd.opset, msg, sizeof(msg)) == 0:
+        return None
+    return msg.decode("utf-8", "replace")
+
+
+def _registrable(DomainDef dd):
+    why = check_domain(dd)
+    if why:
+        raise ValueError(why)
+    return dd
+
+
 @contextlib.contextmanager
 def registering(domains):
     """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
-    pending = [domain_def(d.name, d.ops) for d in domains]
+    pending = [_registrable(domain_def(d.name, d.ops, d.opset or 0)) for d in domains]
     global _registering
     _pending.domains = pending
     with _interning:
@@ -219,6 +237,7 @@ oc_glue_set_hooks(&_HOOKS)
 
 cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
     cdef const oc_domain_def** ptrs
+    cdef int32_t* opsets
     cdef DomainDef dd
     cdef OrtStatus* st
     cdef const OrtApi* api = base.GetApi(1)
@@ -232,33 +251,48 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
                "register_custom_ops_library only through ortcustom.register")
         return api.CreateStatus(ORT_FAIL, msg.encode())
     ptrs = <const oc_domain_def**>malloc(max(len(domains), 1) * sizeof(oc_domain_def*))
-    if ptrs == NULL:
+    opsets = <int32_t*>malloc(max(len(domains), 1) * sizeof(int32_t))
+    if ptrs == NULL or opsets == NULL:
+        free(ptrs)
+        free(opsets)
         return api.CreateStatus(ORT_FAIL, b"ortcustom: out of memory registering custom ops")
     for j, dd in enumerate(domains):
         ptrs[j] = &dd.d
-    st = oc_glue_register(options, base, ptrs, len(domains))
+        opsets[j] = dd.opset
+    st = oc_glue_register_at(options, base, ptrs, opsets, len(domains))
     free(ptrs)
+    free(opsets)
     return st
 
 
 def describe(domain):
     """What ORT is given for each op of `domain` (for tests and `python -m ortcustom info`): one
-    dict per (op, type binding, provider), then the op's type guard."""
+    dict per OrtCustomOp the glue makes (per provider, per combination of the types that decide the
+    outputs' types; "any" where the kernel's binding is found at kernel creation), then the op's
+    type guard."""
     out = []
     cdef OpDef od
-    cdef int32_t j, r, width
-    for od in domain_def(domain.name, domain.ops).defs:
-        op, d = od.op, &od.d
-        width = d.n_inputs + d.n_outputs
-        for provider, kernel in (("CPUExecutionProvider", <size_t>d.cpu), (CUDA_PROVIDER, <size_t>d.cuda)):
-            if not kernel:
-                continue
-            for r in range(d.n_bindings):
-                out.append(_describe_one(od, provider, [d.bindings[r * width + j] for j in range(width)], False))
-        ios = list(op.inputs) + list(op.outputs)
-        if any(i.type in op.types for i in op.inputs):  # the glue's type guard
-            guard = [0 if ios[j].type in op.types else d.bindings[j] for j in range(width)]
-            out.append(_describe_one(od, "CPUExecutionProvider", guard, True))
+    cdef int32_t n, p, j, width
+    cdef int32_t* rows
+    cdef int32_t* devices
+    cdef int32_t* guards
+    for od in domain_def(domain.name, domain.ops, getattr(domain, "opset", 0) or 0).defs:
+        width = od.d.n_inputs + od.d.n_outputs
+        n = oc_glue_plan(&od.d, NULL, NULL, NULL, 0)
+        rows = <int32_t*>calloc(max(n * width, 1), sizeof(int32_t))
+        devices = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        guards = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        try:
+            if rows == NULL or devices == NULL or guards == NULL:
+                raise MemoryError()
+            oc_glue_plan(&od.d, rows, devices, guards, n)
+            for p in range(n):
+                provider = CUDA_PROVIDER if devices[p] == OC_CUDA else "CPUExecutionProvider"
+                out.append(_describe_one(od, provider, [rows[p * width + j] for j in range(width)], guards[p] != 0))
+        finally:
+            free(rows)
+            free(devices)
+            free(guards)
     return out
 
 

@@ -170,6 +170,7 @@ def check(library: str, domains) -> list[str]:
 
     lib, problems = load_kernels(library), []
     for d in domains:
+        defs = []
         for op in d.ops:
             try:
                 kernel = lib[kernel_name(op)]
@@ -177,10 +178,14 @@ def check(library: str, domains) -> list[str]:
                 problems.append(f"{d.name}::{op.name}: {e}")
                 continue
             od = _customop.OpDef(op, kernel)
+            defs.append(od)
             for addr in (kernel.cpu, kernel.cuda):
                 why = _customop.check_kernel(od, addr) if addr else None
                 if why:
                     problems.append(f"{d.name}::{op.name}: {why}")
+        why = _customop.check_domain(_customop.DomainDef(d.name, defs))  # what RegisterCustomOps refuses
+        if why:
+            problems.append(why)
     return problems
 
 

@@ -8,6 +8,7 @@ parsing, shape inference) and the ONNX schema and reference implementation deriv
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -18,6 +19,10 @@ from .types import ELEMENT_TYPES
 REQUIRED = object()  # Attr default meaning "the model must set it"
 
 ATTR_KINDS = ("int", "float", "string", "ints", "floats")
+# Type bindings an op may have (the product of its constraints' type counts): every one is a row of
+# the op's tables (generated C, the Python module's); 13 ** 4 (any type on four independent
+# inputs) is well within, ORT is given a few ops whatever the count (glue/ort_op.cpp)
+MAX_TYPE_BINDINGS = 100_000
 
 
 @dataclass(frozen=True)
@@ -140,6 +145,12 @@ class Op:
             for t in allowed:
                 if t not in ELEMENT_TYPES:
                     _fail(n, f"type constraint {c!r}: unknown element type {t!r}; known: {sorted(ELEMENT_TYPES)}")
+        bindings = math.prod(len(v) for v in self.types.values())
+        if bindings > MAX_TYPE_BINDINGS:
+            counts = " x ".join(f"{len(v)} ({k})" for k, v in self.types.items())
+            _fail(n, f"its type constraints make {bindings} type bindings ({counts}), above ortcustom's limit of "
+                     f"{MAX_TYPE_BINDINGS} (each is a row of the op's tables): give inputs that share a type one "
+                     f"constraint, or allow fewer types")
         names = [io.name for io in self.inputs + self.outputs]
         if len(set(names)) != len(names):
             _fail(n, f"input and output names must be unique: {names}")
@@ -260,6 +271,7 @@ class Domain:
             raise ValueError(f"domain version must be an int >= 1, got {version!r}")
         self.name = name
         self.version = version
+        self.opset: int | None = None  # the opset the models import, where the user said so (at)
         self._ops: list[Op] = []
 
     @property
@@ -290,6 +302,7 @@ class Domain:
     def at(self, version: int) -> "Domain":
         """A domain of the same name with the ops valid at opset `version` (one per name)."""
         d = Domain(self.name, version)
+        d.opset = version
         d._ops = [op for op in self._ops if op.since <= version and (op.until is None or version <= op.until)]
         return d
 

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <exception>
+#include <set>
 
 namespace oc_glue {
 
@@ -232,13 +234,20 @@ std::string check_kernel(const oc_op_def* op, const oc_kernel* k) {
   const int32_t width = op->n_inputs + op->n_outputs;
   if (k->signatures == nullptr || k->n_signatures <= 0)
     return who + " states no signatures (the element types of its inputs and outputs per type binding)";
+  // exact rows looked up, rows with an "any" scanned: linear in bindings x signatures otherwise
+  std::set<std::vector<int32_t>> exact;
+  std::vector<const int32_t*> wild;
+  for (int32_t s = 0; s < k->n_signatures; ++s) {
+    const int32_t* have = k->signatures + (size_t)s * width;
+    if (std::find(have, have + width, (int32_t)OC_UNDEFINED) != have + width) wild.push_back(have);
+    else exact.emplace(have, have + width);
+  }
   for (int32_t b = 0; b < op->n_bindings; ++b) {
-    const int32_t* want = op->bindings + b * width;
-    bool found = false;
-    for (int32_t s = 0; s < k->n_signatures && !found; ++s) {
-      const int32_t* have = k->signatures + s * width;
+    const int32_t* want = op->bindings + (size_t)b * width;
+    bool found = exact.count(std::vector<int32_t>(want, want + width)) > 0;
+    for (size_t s = 0; s < wild.size() && !found; ++s) {
       found = true;
-      for (int32_t j = 0; j < width && found; ++j) found = have[j] == OC_UNDEFINED || have[j] == want[j];
+      for (int32_t j = 0; j < width && found; ++j) found = wild[s][j] == OC_UNDEFINED || wild[s][j] == want[j];
     }
     if (!found) {
       std::string sig;

@@ -29,9 +29,24 @@ void oc_glue_set_hooks(const oc_glue_hooks* hooks);
 /* RegisterCustomOps' body: adds the domains to `options`. The defs must outlive every session
    made from them (generated tables are static; the Python module keeps its defs for the process).
    Returns NULL or an OrtStatus naming what failed (an older runtime, a kernel that does not match
-   its declaration, ...). */
+   its declaration, several versions of one op, a domain another registration already put into
+   these options, ...). Registering the same domain def again into the same options does nothing.
+   What is made for ORT is freed when the glue is unloaded. */
 OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
                             const oc_domain_def* const* domains, int32_t n_domains);
+/* The same, with the opset of each domain that the models import where the host knows it
+   (opsets[d] > 0; Python: Domain.at(v)): only then may an op have an `until`. */
+OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* base,
+                               const oc_domain_def* const* domains, const int32_t* opsets, int32_t n_domains);
+
+/* Why ONNX Runtime cannot be given `domain` (several versions of one op; an `until` where opset is
+   0, unknown): returns 0, or -1 with the reason in message (at most cap bytes). */
+int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, char* message, size_t cap);
+
+/* The OrtCustomOps registration makes for `op`, in order: returns their count, and for the first
+   `cap` of them the element types ORT is told (rows: n_inputs + n_outputs each, 0: any), the
+   device (oc_device) and whether it is the type guard. */
+int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap);
 
 /* Whether `kernel` implements `op` (names, attribute kinds, every type binding; ABI version).
    Returns 0, or -1 with the reason in message (at most cap bytes, NUL-terminated). */
