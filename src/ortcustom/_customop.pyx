@@ -86,6 +86,9 @@ cdef class OpDef:
             ats[j].has_min, ats[j].has_max = a.min is not None, a.max is not None
             ats[j].min = a.min if a.min is not None else 0
             ats[j].max = a.max if a.max is not None else 0
+            if a.kind == "int":  # exact (Attr made int bounds ints within int64)
+                ats[j].int_min = a.min if a.min is not None else 0
+                ats[j].int_max = a.max if a.max is not None else 0
             if a.choices is not None:
                 buf = array.array("q", a.choices)
                 keep.append(buf)

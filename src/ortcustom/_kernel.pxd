@@ -117,6 +117,8 @@ cdef extern from "ortcustom/op_def.h" nogil:
         double max
         int32_t n_choices
         const int64_t* choices
+        int64_t int_min
+        int64_t int_max
 
     ctypedef struct oc_op_def:
         const char* name

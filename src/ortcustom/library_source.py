@@ -66,6 +66,16 @@ def _attr_value(tag: str, a, value) -> tuple[str, str]:
     return pre, init
 
 
+def _int_bounds(a) -> str:
+    """oc_attr_def's int_min, int_max: an int attribute's bounds, exact (0 where it has none)."""
+    def lit(v):
+        if a.kind != "int" or v is None:
+            return "0LL"
+        return "INT64_MIN" if v == -2**63 else f"{v}LL"  # -2**63's literal would not fit
+
+    return f"{lit(a.min)}, {lit(a.max)}"
+
+
 def generate(domains, source: str) -> str:
     from .registry import normalize
     from .types import onnx_enum
@@ -102,7 +112,7 @@ def generate(domains, source: str) -> str:
                     choices = f"{t}_c{ai}"
                 attrs.append(f"{{{_c(a.name)}, {_KINDS[a.kind]}, {int(a.required)}, {init}, "
                              f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
-                             f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
+                             f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}, {_int_bounds(a)}}}")
             rows = [onnx_enum(b.get(io.type, io.type)) for b in op.type_bindings()
                     for io in tuple(op.inputs) + tuple(op.outputs)]
             out += [f"const oc_io_def {t}_in[] = {{{_io(op, op.inputs)}}};",

@@ -32,6 +32,9 @@ class Input:
     homogeneous: bool = True
     cpu: bool = False  # stays in host memory even when the op runs on a GPU provider
 
+    def __post_init__(self):
+        check_name("input", self.name)
+
 
 @dataclass(frozen=True)
 class Output:
@@ -46,6 +49,9 @@ class Output:
     variadic: bool = False
     min_arity: int = 1
     homogeneous: bool = True
+
+    def __post_init__(self):
+        check_name("output", self.name)
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,29 @@ class Attr:
     min: float | None = None
     max: float | None = None
     choices: Sequence[int] | None = None
+
+    def __post_init__(self):
+        check_name("attribute", self.name)
+        if self.choices is not None:
+            choices = tuple(self.choices)
+            if not choices:
+                raise ValueError(f"attribute {self.name!r}: choices=() allows no value; give at least one "
+                                 f"(or choices=None for any)")
+            for c in choices:
+                _int64(self.name, "choice", c)
+            object.__setattr__(self, "choices", choices)
+        for which in ("min", "max"):
+            v = getattr(self, which)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                raise ValueError(f"attribute {self.name!r}: {which} must be a number, got {v!r}")
+            if self.kind == "int":  # compared exactly, as int64, wherever the op runs
+                object.__setattr__(self, which, _int64(self.name, which, v))
+            elif self.kind == "float":
+                object.__setattr__(self, which, float(v))
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"attribute {self.name!r}: min {self.min!r} > max {self.max!r} allows no value")
 
     @property
     def required(self) -> bool:
@@ -81,7 +110,29 @@ class Attr:
 
 
 def _num(v) -> str:
-    return f"{v:g}"  # as C's %g: the glue's messages say the same
+    # as the glue words them: an int attribute's bound (an int) exactly, a float's as C's %g
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
+def check_name(what: str, name) -> None:
+    """A name as C and ONNX take it: a non-empty str, no NUL, encodable as UTF-8 (ValueError)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{'an' if what[0] in 'aeiou' else 'a'} {what} needs a non-empty name (a str), got {name!r}")
+    if "\0" in name:
+        raise ValueError(f"{what} name {name!r} holds a NUL character")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} name {name!r} is not text UTF-8 can encode (a lone surrogate)") from None
+
+
+def _int64(attr: str, what: str, v) -> int:
+    """v as an int within int64 (an int, or a float with an integral value); ValueError else."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise ValueError(f"attribute {attr!r}: {what} {v!r} is not an integer")
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"attribute {attr!r}: {what} {v!r} is outside int64 [-2**63, 2**63 - 1]")
+    return int(v)
 
 
 def _fail(op: str, msg: str):
@@ -135,6 +186,10 @@ class Op:
         if not self.outputs:
             _fail(n, "an op needs at least one output")
         for c, allowed in self.types.items():
+            try:
+                check_name("type constraint", c)
+            except ValueError as e:
+                _fail(n, str(e))
             if not allowed:
                 _fail(n, f"type constraint {c!r} allows no type")
             for t in allowed:
@@ -252,8 +307,7 @@ class Domain:
     """A set of ops under one ONNX domain name. `add` returns the domain, so calls chain."""
 
     def __init__(self, name: str, version: int = 1):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a domain needs a non-empty name, got {name!r}")
+        check_name("domain", name)
         if name in ("ai.onnx", "ai.onnx.ml"):
             raise ValueError(f"{name!r} is ONNX's own domain; custom ops need a domain of their own")
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:

@@ -345,7 +345,9 @@ struct OrtApi {
     void (*unused_233)(void);
     OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
     void (*unused_235)(void);
-    void (*unused_236)(void); void (*unused_237)(void); void (*unused_238)(void);
+    /* a TENSOR attribute as a new CPU OrtValue (release it); an error for any other kind */
+    OrtStatusPtr (*KernelInfoGetAttribute_tensor)(const OrtKernelInfo* info, const char* name, OrtAllocator* allocator, OrtValue** out);  /* 1.14 */
+    void (*unused_237)(void); void (*unused_238)(void);
 
     /* ---- API 15: slots 239..254 ---- */
     void (*unused_239)(void); void (*unused_240)(void); void (*unused_241)(void); void (*unused_242)(void);
@@ -495,6 +497,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);

@@ -1,6 +1,7 @@
 // The kernel contract, checked at the boundary (run.hpp).
 #include "run.hpp"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -149,7 +150,9 @@ int Run::host_scratch(oc_context* ctx, size_t bytes, void** data) {
     return r->fail(OC_FAIL, format("the kernel asked for more than %d scratch buffers", (int)kMaxScratch));
   }
   int rc = OC_OK;
-  if (ctx->device == OC_CPU) {
+  if (bytes > (size_t)PTRDIFF_MAX) {  // no allocator has it (a size computed negative), and the
+    rc = OC_OUT_OF_MEMORY;            // round-up below would wrap it to 0
+  } else if (ctx->device == OC_CPU) {
     *data = aligned_alloc(64, ((bytes ? bytes : 1) + 63) / 64 * 64);
     if (*data == nullptr) rc = OC_OUT_OF_MEMORY;
   } else {
