@@ -3,6 +3,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
@@ -192,3 +193,20 @@ def fused_unet_block(tmp_path):
     with torch.no_grad():
         want = model(x).numpy()
     return for_runtime(fused.model), x.numpy(), want
+
+
+def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
+    """What a package's meson.build does, with the compiler directly: the table from its
+    declarations, then kernels + table + ortcustom's glue into one plain library."""
+    table = out.parent / "table.cpp"
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    glue = Path(ortcustom.__file__).parent / "glue"
+    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+           f"-I{ortcustom.get_include()}", f"-I{glue}", *map(str, kernel_sources), str(table),
+           *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
+           f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out

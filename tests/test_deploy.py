@@ -22,7 +22,7 @@ from ortcustom import kernels
 from ortcustom.ops import GroupNorm, Inverse, contrib
 from ortcustom.testing import for_runtime, make_model
 from c_host import no_c_library_reason, run_host
-from helpers import run_python, well_conditioned
+from helpers import build_library, run_python, well_conditioned
 
 CPU = ["CPUExecutionProvider"]
 REPO = Path(__file__).resolve().parent.parent
@@ -177,23 +177,6 @@ def test_fused_unet_block_with_contrib_library(via, tmp_path):
 
 
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------
-
-def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """What a package's meson.build does, with the compiler directly: the table from its
-    declarations, then kernels + table + ortcustom's glue into one plain library."""
-    table = out.parent / "table.cpp"
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table)],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    glue = Path(ortcustom.__file__).parent / "glue"
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", *map(str, kernel_sources), str(table),
-           *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
-           f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
-
 
 @pytest.fixture(scope="module")
 def scaffold(tmp_path_factory):
