@@ -7,7 +7,9 @@ built with a table generated from the declarations below, as a package's build d
   (the 64-byte round-up once wrapped it to 0, and the kernel got OC_OK and a 0-byte block);
 - int attribute bounds compared exactly as int64 (as doubles, max=2**53 let 2**53 + 1 through);
 - an attribute given as a tensor, a graph, strings...: an error saying so (it was taken as missing:
-  a required one "missing", an optional one silently its default, an ints one silently empty)."""
+  a required one "missing", an optional one silently its default, an ints one silently empty);
+- an output too big to allocate: an error naming the op and the output (a direct call gave NumPy's
+  "array is too big", naming nothing)."""
 from __future__ import annotations
 
 import json
@@ -36,7 +38,9 @@ DECLARATIONS = textwrap.dedent("""
     IntBounds = Op("IntBounds", [Input("X", "float")], [Output("Y", "float", shape="X")],
                    attrs=[Attr("k", "int", default=0, min=-2**53, max=2**53), Attr("ks", "ints", default=(1,))],
                    native="edgeops._kernels:int_bounds")
-    domain = Domain("edgeops").add(ScratchOf, IntBounds)
+    Sized = Op("Sized", [Input("X", "float")], [Output("Y", "float")], attrs=[Attr("n", "int")],
+               native="edgeops._kernels:sized")
+    domain = Domain("edgeops").add(ScratchOf, IntBounds, Sized)
 """)
 PATHS = ["session", "library", pytest.param("c_host", marks=pytest.mark.skipif(
     no_c_library_reason() is not None, reason=str(no_c_library_reason()))), "direct"]
@@ -205,3 +209,16 @@ def test_a_direct_call_refuses_an_array_for_an_int_attribute(edgeops):
     pkg, _ = edgeops
     with pytest.raises(TypeError, match="IntBounds: attribute k: expected an int"):
         kernels.call(pkg.IntBounds, X, k=np.array([3]))
+
+
+# ---- an output too big for any memory ------------------------------------------------------------
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_output_too_big_to_allocate_names_the_op(path, edgeops, tmp_path):
+    pkg, lib = edgeops
+    kind, got = outcome(path, pkg, lib, pkg.Sized, {"n": 2**62}, tmp_path=tmp_path)
+    assert kind == "error", got
+    assert where(path, "Sized") in got
+    if path == "direct":
+        assert got.startswith("MemoryError: Sized: output Y of shape (4611686018427387904,) (float32) cannot be "
+                              "allocated: ValueError: "), got

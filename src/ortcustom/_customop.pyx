@@ -229,6 +229,7 @@ def registering(domains):
 cdef oc_glue_hooks _HOOKS
 _HOOKS.infer_shapes = infer_shapes_hook
 _HOOKS.check_attrs = check_attrs_hook
+_HOOKS.rule_shapes = rule_shapes_hook
 oc_glue_set_hooks(&_HOOKS)
 
 

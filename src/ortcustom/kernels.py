@@ -23,6 +23,8 @@ import weakref
 import numpy as np
 
 from . import _customop, native
+from .errors import exception_text
+from .inference import infer_outputs
 from .registry import Op, normalize
 from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
 
@@ -125,7 +127,11 @@ class _Call:
                                  f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
             self.results[i] = a
             return ptr
-        a = _empty(self.like, shape, dtype, self.device)
+        try:
+            a = _empty(self.like, shape, dtype, self.device)
+        except (ValueError, MemoryError) as e:  # NumPy's words name no op: "array is too big", ...
+            raise MemoryError(f"{self.op_name}: output {name} of shape {shape} ({dtype}) cannot be allocated: "
+                              f"{exception_text(e)}") from None
         self.results[i] = a
         ptr, _, _, _ = _describe_out(a, self.device)
         return ptr
@@ -225,6 +231,7 @@ class _Plan:
         self.kernel = op.kernel
         self.inplace = {_CPU: _inplace(self.kernel.cpu), _CUDA: _inplace(self.kernel.cuda)}
         self.op_def = native.op_def(op)
+        self.rules = any(callable(o.shape) for o in op.outputs)  # shape rules: the kernel is held to them
         self.rows = {}  # binding (element types of the constraints) -> the kernel's dtype row
 
 
@@ -337,8 +344,12 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         row = plan.rows[tuple(binding.items())] = tuple(
             onnx_enum(binding.get(d.type) or op.types[d.type][0] if d.type in op.types else d.type) for d in decls
         ) + tuple(onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
+    outs = None
+    if plan.rules:  # what the rules say of these shapes (their errors name the op)
+        outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
+                             lambda: values)
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
-                         threads() if device == _CPU else 1, device_id, s)
+                         threads() if device == _CPU else 1, device_id, s, outs)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
 

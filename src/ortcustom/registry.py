@@ -7,6 +7,7 @@ parsing, shape inference) and the ONNX schema and reference implementation deriv
 """
 from __future__ import annotations
 
+import inspect
 import itertools
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
@@ -52,6 +53,19 @@ class Output:
 
     def __post_init__(self):
         check_name("output", self.name)
+        if callable(self.shape):
+            try:
+                sig = inspect.signature(self.shape)
+            except (TypeError, ValueError):  # some builtins have none: their errors come when they run
+                return
+            try:
+                sig.bind(None, None)
+            except TypeError:
+                raise ValueError(f"output {self.name!r}: a shape rule is called as f(shapes, attrs); "
+                                 f"{getattr(self.shape, '__name__', 'this one')}{sig} cannot be") from None
+        elif self.shape is not None and not isinstance(self.shape, str):
+            raise ValueError(f"output {self.name!r}: shape is None, an input's name or a function "
+                             f"f(shapes, attrs), got {self.shape!r}")
 
 
 @dataclass(frozen=True)

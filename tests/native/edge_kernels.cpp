@@ -39,7 +39,19 @@ int int_bounds(oc::Context& ctx) {
   return OC_OK;
 }
 
+// Y of shape (n,), zeros: n from an attribute, as big as asked.
+const oc_attr_spec kSizedAttrs[] = {{"n", OC_ATTR_INT}, {nullptr, 0}};
+constexpr oc::Spec kSizedSpec = {kIn, kOut, kSizedAttrs, OC_SIGNATURES(kFloat), nullptr};
+int sized(oc::Context& ctx) {
+  const int64_t shape[] = {ctx.attr_int(0)};
+  float* y;
+  if (int rc = ctx.output(0, shape, 1, &y)) return rc;
+  if (y) memset(y, 0, sizeof(float) * (size_t)shape[0]);
+  return OC_OK;
+}
+
 }  // namespace
 
 OC_KERNEL(scratch_of, cpu, kScratchSpec, scratch_of)
 OC_KERNEL(int_bounds, cpu, kBoundsSpec, int_bounds)
+OC_KERNEL(sized, cpu, kSizedSpec, sized)

@@ -110,6 +110,18 @@ int Run::host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t r
                                      "of input %s, %s", name, shape_text(shape, rank).c_str(),
                                      r->op_->inputs[src].name, shape_text(x.shape, x.rank).c_str()));
   }
+  if (r->expect_ && i < r->op_->n_outputs) {
+    const int64_t* e = r->expect_ + (size_t)i * (OC_MAX_RANK + 1);
+    bool same = e[0] < 0 || e[0] == rank;
+    for (int32_t d = 0; same && e[0] >= 0 && d < rank; ++d) same = e[1 + d] < 0 || e[1 + d] == shape[d];
+    if (!same) {
+      bool any = false;
+      for (int64_t d = 0; d < e[0]; ++d) any |= e[1 + d] < 0;
+      return r->fail(OC_FAIL, format("output %s: the kernel gave shape %s; the op's shape rule says %s%s", name,
+                                     shape_text(shape, rank).c_str(), shape_text(e + 1, (int32_t)e[0]).c_str(),
+                                     any ? " (-1: any size)" : ""));
+    }
+  }
   return r->alloc_output(i, shape, rank, data);
 }
 
