@@ -213,7 +213,7 @@ def domain_def(str name, tuple ops):
 @contextlib.contextmanager
 def registering(domains):
     """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
-    pending = [domain_def(d.name, d.ops) for d in domains]
+    pending = [domain_def(d.name, d.registered_ops()) for d in domains]
     global _registering
     _pending.domains = pending
     with _interning:

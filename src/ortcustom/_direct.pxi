@@ -64,7 +64,7 @@ cdef int _direct_output(void* self, int32_t i, const int64_t* shape, int32_t ran
         data[0] = NULL
         if call.error is None:
             call.error = e
-        return _message(message, str(e), OC_INVALID_ARGUMENT)
+        return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
 
 
 cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message) noexcept with gil:
@@ -76,7 +76,7 @@ cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message)
         data[0] = NULL
         if call.error is None:
             call.error = e
-        return _message(message, str(e), OC_INVALID_ARGUMENT)
+        return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
 
 
 def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,

@@ -329,6 +329,7 @@ class Domain:
         self.name = name
         self.version = version
         self._ops: list[Op] = []
+        self._registered = False  # SessionOptions hold its ops as they were then: add() refuses more
 
     @property
     def ops(self) -> tuple[Op, ...]:
@@ -338,6 +339,11 @@ class Domain:
         for op in ops:
             if not isinstance(op, Op):
                 raise TypeError(f"Domain({self.name!r}).add takes ortcustom.Op declarations, got {op!r}")
+            if self._registered:
+                raise ValueError(
+                    f"domain {self.name!r} was registered already: the SessionOptions it went into hold the ops it "
+                    f"had then, and {op.name!r} would not reach them. Add every op before registering, or add "
+                    f"them to a new Domain({self.name!r})")
             for have in self._ops:
                 if have is op:
                     raise ValueError(f"op {op.name!r} is already in domain {self.name!r}")
@@ -354,6 +360,12 @@ class Domain:
             else:
                 register_schema(op, self.name)  # so that onnx's checker and shape inference know it
         return self
+
+    def registered_ops(self) -> tuple[Op, ...]:
+        """Its ops, for a registration: from now on add() refuses more (they would silently be
+        missing from the SessionOptions registered with it)."""
+        self._registered = True
+        return self.ops
 
     def at(self, version: int) -> "Domain":
         """A domain of the same name with the ops valid at opset `version` (one per name)."""
