@@ -41,7 +41,9 @@ class Input:
 class Output:
     """An output. `shape`: None (not inferred), an input's name (same shape), or a callable
     `f(shapes, attrs) -> tuple | None` where `shapes` maps input names to tuples of dims (int, str
-    for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent)."""
+    for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent); it returns
+    such a tuple or None. A rule that raises or returns anything else is an error naming the op, and
+    the kernel's outputs are held to the dims a rule (or `shape="X"`) gives, at each run."""
 
     name: str
     type: str
@@ -167,7 +169,8 @@ class Op:
     Python kernels get inputs as read-only NumPy views of ORT's memory (CuPy arrays on ORT's
     stream for `cuda=True` ops run by the CUDA provider), valid during the call only. A function
     with a keyword-only `out` parameter gets ORT's output buffers to fill (`out=(y0, ...)`) when
-    every output has `shape="<input name>"`; otherwise it returns its outputs, copied once."""
+    every output has `shape="<input name>"` (it returns None, or its outputs, copied in; one that
+    assigns to `out` must return them); otherwise it returns its outputs, copied once."""
 
     name: str
     inputs: Sequence[Input]
