@@ -93,3 +93,12 @@ def test_a_name_with_nul_no_longer_reaches_a_session():
     """It used to make the kernel silently get the default (C read the name up to the NUL)."""
     with pytest.raises(ValueError, match="NUL"):
         op(attrs=[Attr("alpha\0beta", "float", default=1.0)])
+
+
+def test_texts_that_reach_c_or_onnx_must_encode():
+    with pytest.raises(ValueError, match=r"op 'Probe': doc '\\ud800' is not text UTF-8 can encode"):
+        op(doc="\ud800")
+    with pytest.raises(ValueError, match=r"attribute 's': doc '\\ud800' is not text UTF-8 can encode"):
+        Attr("s", "string", default="", doc="\ud800")
+    with pytest.raises(ValueError, match=r"attribute 's': default 'a\\ud800' is not text UTF-8 can encode"):
+        Attr("s", "string", default="a\ud800")

@@ -36,7 +36,8 @@ DECLARATIONS = textwrap.dedent("""
     ScratchOf = Op("ScratchOf", [Input("X", "float")], [Output("Y", "float", shape="X")],
                    attrs=[Attr("bytes", "int")], native="edgeops._kernels:scratch_of")
     IntBounds = Op("IntBounds", [Input("X", "float")], [Output("Y", "float", shape="X")],
-                   attrs=[Attr("k", "int", default=0, min=-2**53, max=2**53), Attr("ks", "ints", default=(1,))],
+                   attrs=[Attr("k", "int", default=0, min=-2**53, max=2**53), Attr("ks", "ints", default=(1,)),
+                          Attr("tag", "string", default="")],
                    native="edgeops._kernels:int_bounds")
     Sized = Op("Sized", [Input("X", "float")], [Output("Y", "float")], attrs=[Attr("n", "int")],
                native="edgeops._kernels:sized")
@@ -222,3 +223,9 @@ def test_an_output_too_big_to_allocate_names_the_op(path, edgeops, tmp_path):
     if path == "direct":
         assert got.startswith("MemoryError: Sized: output Y of shape (4611686018427387904,) (float32) cannot be "
                               "allocated: ValueError: "), got
+
+
+def test_a_direct_call_refuses_a_string_utf8_cannot_carry(edgeops):
+    pkg, _ = edgeops
+    with pytest.raises(ValueError, match=r"^IntBounds: attribute tag: the value '\\ud800' is not text UTF-8 can encode"):
+        kernels.call(pkg.IntBounds, X, tag="\ud800")

@@ -25,7 +25,7 @@ import numpy as np
 from . import _customop, native
 from .errors import exception_text
 from .inference import infer_outputs
-from .registry import Op, normalize
+from .registry import Op, check_text, normalize
 from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {dt: name for name, (_, dt) in ELEMENT_TYPES.items() if dt is not None}
@@ -359,6 +359,11 @@ def _checked_attr(op: Op, a, value):
         v = normalize(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
+    if isinstance(v, str):
+        try:
+            check_text("the value", v)  # the kernel gets it as UTF-8
+        except ValueError as e:
+            raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
     try:
         a.validate(v)
     except (TypeError, ValueError) as e:

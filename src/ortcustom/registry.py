@@ -87,6 +87,9 @@ class Attr:
 
     def __post_init__(self):
         check_name("attribute", self.name)
+        check_text(f"attribute {self.name!r}: doc", self.doc)
+        if self.kind == "string" and isinstance(self.default, str):
+            check_text(f"attribute {self.name!r}: default", self.default)
         if self.choices is not None:
             choices = tuple(self.choices)
             if not choices:
@@ -136,10 +139,16 @@ def check_name(what: str, name) -> None:
         raise ValueError(f"{'an' if what[0] in 'aeiou' else 'a'} {what} needs a non-empty name (a str), got {name!r}")
     if "\0" in name:
         raise ValueError(f"{what} name {name!r} holds a NUL character")
+    check_text(f"{what} name", name)
+
+
+def check_text(what: str, text: str) -> None:
+    """ValueError unless `text` (a name, a doc, a string attribute's value) encodes as UTF-8, as C and
+    ONNX carry it."""
     try:
-        name.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        raise ValueError(f"{what} name {name!r} is not text UTF-8 can encode (a lone surrogate)") from None
+        raise ValueError(f"{what} {text!r} is not text UTF-8 can encode (a lone surrogate)") from None
 
 
 def _int64(attr: str, what: str, v) -> int:
@@ -191,6 +200,10 @@ class Op:
         n = self.name
         if not isinstance(n, str) or not n.isidentifier():
             raise ValueError(f"op name must be an identifier, got {n!r}")
+        try:
+            check_text("doc", self.doc)
+        except ValueError as e:
+            _fail(n, str(e))
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "attrs", tuple(self.attrs))

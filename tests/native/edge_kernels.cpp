@@ -28,8 +28,8 @@ int scratch_of(oc::Context& ctx) {
   return copy_x(ctx);
 }
 
-// Y = X + k (k an int attribute with bounds; ks an ints attribute): what reaches the kernel.
-const oc_attr_spec kBoundsAttrs[] = {{"k", OC_ATTR_INT}, {"ks", OC_ATTR_INTS}, {nullptr, 0}};
+// Y = X + k + len(ks) (k an int attribute with bounds; ks an ints attribute; tag, a string, unread).
+const oc_attr_spec kBoundsAttrs[] = {{"k", OC_ATTR_INT}, {"ks", OC_ATTR_INTS}, {"tag", OC_ATTR_STRING}, {nullptr, 0}};
 constexpr oc::Spec kBoundsSpec = {kIn, kOut, kBoundsAttrs, OC_SIGNATURES(kFloat), nullptr};
 int int_bounds(oc::Context& ctx) {
   float* y;
