@@ -108,7 +108,6 @@ cdef int rule_shapes_hook(const oc_op_def* d, const OrtApi* api, const OrtKernel
     """The rules again at kernel creation, on the node's input shapes as the graph has them: an
     error naming the op, node and rule where one fails; else per output what the kernel must give
     at each run (the known dims), which shape inference told ORT (it may plan and fold on it)."""
-    from .errors import exception_text
     from .inference import ShapeRuleError, infer_outputs
     cdef size_t n_in = 0, i
     op = (<OpDef>d.host_data).op
