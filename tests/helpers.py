@@ -196,15 +196,17 @@ def fused_unet_block(tmp_path):
 
 
 def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """What a package's meson.build does, with the compiler directly: the table from its
-    declarations, then kernels + table + ortcustom's glue into one plain library."""
+    """What a package's meson.build does, with the compiler directly: the table and the kernels'
+    header (<package>_spec.h) from its declarations, then kernels + table + ortcustom's glue into
+    one plain library."""
     table = out.parent / "table.cpp"
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table)],
-                       capture_output=True, text=True)
+    header = out.parent / (ref.partition(":")[0] + "_spec.h")
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table),
+                        "--header", str(header)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     glue = Path(ortcustom.__file__).parent / "glue"
     cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", *map(str, kernel_sources), str(table),
+           f"-I{ortcustom.get_include()}", f"-I{glue}", f"-I{header.parent}", *map(str, kernel_sources), str(table),
            *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
            f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
     r = subprocess.run(cmd, capture_output=True, text=True)
