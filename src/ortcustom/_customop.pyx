@@ -84,6 +84,9 @@ cdef class OpDef:
             ats[j].has_min, ats[j].has_max = a.min is not None, a.max is not None
             ats[j].min = a.min if a.min is not None else 0
             ats[j].max = a.max if a.max is not None else 0
+            if a.kind == "int":  # exact (Attr made int bounds ints within int64)
+                ats[j].int_min = a.min if a.min is not None else 0
+                ats[j].int_max = a.max if a.max is not None else 0
             if a.choices is not None:
                 buf = array.array("q", a.choices)
                 keep.append(buf)
@@ -181,6 +184,9 @@ _pending = threading.local()
 # its own thread while one is open elsewhere means the handoff was missed (ORT called it on
 # another thread).
 cdef int _registering = 0
+# Whether this module's initialisation has completed: a C static, 0 in a process that never
+# imported it (ORT opens the file by path and calls RegisterCustomOps all the same).
+cdef bint _initialised = False
 
 
 def domain_def(str name, tuple ops, int32_t opset=0):
@@ -216,7 +222,7 @@ def _registrable(DomainDef dd):
 @contextlib.contextmanager
 def registering(domains):
     """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
-    pending = [_registrable(domain_def(d.name, d.ops, d.opset or 0)) for d in domains]
+    pending = [_registrable(domain_def(d.name, d.registered_ops(), d.opset or 0)) for d in domains]
     global _registering
     _pending.domains = pending
     with _interning:
@@ -232,10 +238,30 @@ def registering(domains):
 cdef oc_glue_hooks _HOOKS
 _HOOKS.infer_shapes = infer_shapes_hook
 _HOOKS.check_attrs = check_attrs_hook
+_HOOKS.rule_shapes = rule_shapes_hook
 oc_glue_set_hooks(&_HOOKS)
 
 
-cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
+cdef extern from *:
+    """
+    /* RegisterCustomOps' answer when nothing was handed over: as C data, since it is also given
+       before this module's initialisation (ORT opened the file by path, nobody imported it). */
+    static const char oc_not_the_plain_library[] =
+        "ortcustom: this is ortcustom's Python module, which registers the domains handed to "
+        "ortcustom.register; give ONNX Runtime the plain library of ortcustom.get_library_path() instead";
+    """
+    const char* oc_not_the_plain_library
+
+
+cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept nogil:
+    # ORT may open this file by path in a process that never imported it: then neither this
+    # module's Python state nor the GIL machinery for it exists, and only C may run here.
+    if not _initialised:
+        return base.GetApi(1).CreateStatus(ORT_FAIL, oc_not_the_plain_library)
+    return _register(options, base)
+
+
+cdef OrtStatus* _register(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
     cdef const oc_domain_def** ptrs
     cdef int32_t* opsets
     cdef DomainDef dd
@@ -243,13 +269,11 @@ cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtAp
     cdef const OrtApi* api = base.GetApi(1)
     domains = getattr(_pending, "domains", None)
     if domains is None:
-        msg = ("ortcustom: this is ortcustom's Python module, which registers the domains handed to "
-               "ortcustom.register; give ONNX Runtime the plain library of ortcustom.get_library_path() "
-               "instead" if not _registering else
-               "ortcustom: RegisterCustomOps was called on a thread other than the one registering "
-               "domains (ortcustom.register); the domains were not handed over. Call "
-               "register_custom_ops_library only through ortcustom.register")
-        return api.CreateStatus(ORT_FAIL, msg.encode())
+        if not _registering:
+            return api.CreateStatus(ORT_FAIL, oc_not_the_plain_library)
+        return api.CreateStatus(ORT_FAIL, b"ortcustom: RegisterCustomOps was called on a thread other than the "
+                                b"one registering domains (ortcustom.register); the domains were not handed "
+                                b"over. Call register_custom_ops_library only through ortcustom.register")
     ptrs = <const oc_domain_def**>malloc(max(len(domains), 1) * sizeof(oc_domain_def*))
     opsets = <int32_t*>malloc(max(len(domains), 1) * sizeof(int32_t))
     if ptrs == NULL or opsets == NULL:
@@ -341,3 +365,6 @@ def kernel_info(size_t address):
             "inputs": _names(kd.inputs), "outputs": outputs,
             "inplace": [kd.inplace[j] if kd.inplace != NULL else -1 for j in range(len(outputs))],
             "has_compute": kd.compute != NULL}
+
+
+_initialised = True  # last: RegisterCustomOps serves the Python path from here on

@@ -2,7 +2,7 @@
 # C data), and of the glue's front-end API (glue/glue.h).
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
-from ortcustom._ort cimport OrtApi, OrtApiBase, OrtStatus, OrtSessionOptions, OrtShapeInferContext
+from ortcustom._ort cimport OrtApi, OrtApiBase, OrtStatus, OrtSessionOptions, OrtShapeInferContext, OrtKernelInfo
 
 cdef extern from "ortcustom/kernel.h" nogil:
     enum:
@@ -117,6 +117,8 @@ cdef extern from "ortcustom/op_def.h" nogil:
         double max
         int32_t n_choices
         const int64_t* choices
+        int64_t int_min
+        int64_t int_max
 
     ctypedef struct oc_op_def:
         const char* name
@@ -147,6 +149,8 @@ cdef extern from "glue.h" nogil:
     ctypedef struct oc_glue_hooks:
         void (*infer_shapes)(const oc_op_def* op, const OrtApi* api, OrtShapeInferContext* ctx) noexcept
         int (*check_attrs)(const oc_op_def* op, const oc_attr* attrs, char** message) noexcept
+        int (*rule_shapes)(const oc_op_def* op, const OrtApi* api, const OrtKernelInfo* info, const oc_attr* attrs,
+                           int64_t* expect, char** message) noexcept
     void oc_glue_set_hooks(const oc_glue_hooks* hooks)
     OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* base,
                                    const oc_domain_def* const* domains, const int32_t* opsets, int32_t n_domains)
@@ -164,4 +168,4 @@ cdef extern from "glue.h" nogil:
     void oc_direct_destroy(oc_direct_kernel* k)
     int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                       int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
-                      char** message)
+                      const int64_t* expect, char** message)

@@ -23,6 +23,13 @@ typedef struct oc_glue_hooks {
   /* the declaration's attribute checks; attrs in declaration order; returns OC_OK or a code with
      *message set (malloc'ed, freed by the glue) */
   int (*check_attrs)(const oc_op_def* op, const oc_attr* attrs, char** message);
+  /* at kernel creation, what the Python rules say of the node's outputs (its input shapes as the
+     graph has them; attrs in declaration order): per output, OC_MAX_RANK + 1 values in `expect`,
+     its rank (-1: not said) then its dims (-1: not known), checked against what the kernel
+     allocates at each run; returns OC_OK or a code with *message set (malloc'ed, freed by the
+     glue): a rule that fails */
+  int (*rule_shapes)(const oc_op_def* op, const OrtApi* api, const OrtKernelInfo* info, const oc_attr* attrs,
+                     int64_t* expect, char** message);
 } oc_glue_hooks;
 void oc_glue_set_hooks(const oc_glue_hooks* hooks);
 
@@ -72,11 +79,12 @@ oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel,
                                    const oc_attr* attrs, int32_t n_attrs, int* code, char** message);
 void oc_direct_destroy(oc_direct_kernel* k);
 
-/* One call: inputs (n_inputs of them), on `device`; tasks on `threads` threads (<= 1: serially).
-   Returns OC_OK, or a code with *message (malloc'ed) saying what failed, the op named. */
+/* One call: inputs (n_inputs of them), on `device`; tasks on `threads` threads (<= 1: serially);
+   `expect`: NULL, or what the outputs must be (oc_glue_hooks.rule_shapes' layout). Returns OC_OK,
+   or a code with *message (malloc'ed) saying what failed, the op named. */
 int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                   int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
-                  char** message);
+                  const int64_t* expect, char** message);
 
 #ifdef __cplusplus
 } /* extern "C" */

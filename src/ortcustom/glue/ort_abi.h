@@ -347,7 +347,8 @@ struct OrtApi {
     void (*unused_233)(void);
     OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
     void (*unused_235)(void);
-    void (*unused_236)(void);
+    /* a TENSOR attribute as a new CPU OrtValue (release it); an error for any other kind */
+    OrtStatusPtr (*KernelInfoGetAttribute_tensor)(const OrtKernelInfo* info, const char* name, OrtAllocator* allocator, OrtValue** out);  /* 1.14 */
     OrtStatusPtr (*HasSessionConfigEntry)(const OrtSessionOptions* options, const char* key, int* out);  /* 1.14 */
     /* value NULL: *size gets the size needed, NUL included */
     OrtStatusPtr (*GetSessionConfigEntry)(const OrtSessionOptions* options, const char* key, char* value, size_t* size);  /* 1.14 */
@@ -503,6 +504,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);

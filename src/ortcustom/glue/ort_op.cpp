@@ -34,7 +34,7 @@ const uint32_t kOpVersion = ORTCUSTOM_ORT_API_VERSION;
 
 const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is given none)
 const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
-oc_glue_hooks g_hooks = {nullptr, nullptr};
+oc_glue_hooks g_hooks = {nullptr, nullptr, nullptr};
 
 // Standard layout (ORT hands callbacks &op, the first member). Made once per (def, row, provider)
 // and kept while the glue is loaded: sessions point at them.
@@ -110,6 +110,7 @@ struct Kernel {
   std::string node;
   Attrs attrs;              // in the declaration's order
   std::vector<oc_attr> ka;  // in the kernel's order (pointing into attrs)
+  std::vector<int64_t> expect;  // the outputs' shapes by the Python rules (oc_glue_hooks.rule_shapes)
   void* state = nullptr;
 };
 
@@ -226,14 +227,21 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
                                                     def->accepted ? def->accepted : "other types")));
     std::string err;
     if (!read_attrs(api, info, def, &k->attrs, &err)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
+    auto host_error = [&](int rc, char* msg, const char* otherwise) {
+      std::string m = msg ? msg : otherwise;
+      free(msg);
+      return make_status(api, rc, where(def, k->node, m));
+    };
     if (def->host_checks && g_hooks.check_attrs) {
       char* msg = nullptr;
       const int rc = g_hooks.check_attrs(def, k->attrs.values.data(), &msg);
-      if (rc != OC_OK) {
-        std::string m = msg ? msg : "invalid attribute";
-        free(msg);
-        return make_status(api, rc, where(def, k->node, m));
-      }
+      if (rc != OC_OK) return host_error(rc, msg, "invalid attribute");
+    }
+    if (def->host_shapes && g_hooks.rule_shapes) {
+      k->expect.assign((size_t)def->n_outputs * (OC_MAX_RANK + 1), -1);
+      char* msg = nullptr;
+      const int rc = g_hooks.rule_shapes(def, api, info, k->attrs.values.data(), k->expect.data(), &msg);
+      if (rc != OC_OK) return host_error(rc, msg, "a shape rule failed");
     }
     k->ka = kernel_order(g->kernel, def, k->attrs);
     const oc_kernel* kd = g->kernel;
@@ -259,7 +267,9 @@ enum { kStackInputs = 16 };
 class OrtRun : public Run {
  public:
   OrtRun(const Kernel* k, OrtKernelContext* ctx)
-      : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {}
+      : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {
+    if (!k->expect.empty()) expect_ = k->expect.data();
+  }
   ~OrtRun() override {
     if (alloc_) api_->ReleaseAllocator(alloc_);
   }
