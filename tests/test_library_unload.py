@@ -23,10 +23,12 @@ def inverse_model():
 
 
 def per_cycle(rss: dict) -> float:
-    """Growth per cycle over the second half (the allocators' arenas have grown by then)."""
-    keys = sorted(rss)
-    first, last = keys[len(keys) // 2], keys[-1]
-    return (rss[last] - rss[first]) / (last - first)
+    """Growth per cycle over the second half (the allocators' arenas have grown by then): the lower
+    median of the growth between successive points, so that an allocator's arena growing once or
+    twice (~1 MB at a time) is not taken for a leak, while a leak raises every step."""
+    keys = sorted(rss)[len(rss) // 2:]
+    steps = sorted((rss[b] - rss[a]) / (b - a) for a, b in zip(keys, keys[1:]))
+    return steps[(len(steps) - 1) // 2]
 
 
 @needs_c_library
