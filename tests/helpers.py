@@ -1,5 +1,6 @@
 """Shared helpers for the tests: sessions of one-node models, test matrices, process checks."""
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -48,6 +49,22 @@ def torch_well_conditioned(shape, dtype=None, seed=0):
 
     x = well_conditioned(np.random.default_rng(seed), shape, np.float64)
     return torch.from_numpy(x).to(dtype or torch.float32)
+
+
+def compile_kernels(sources, out, *flags):
+    """Compiles C++ kernel sources against the installed ortcustom headers into the shared library
+    `out` (what a package's build does, with the compiler directly), `flags` added; returns `out`.
+    Skips the calling test where there is no C++ compiler (g++, or $CXX)."""
+    import pytest
+
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, or $CXX)")
+    r = subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+                        f"-I{ortcustom.get_include()}", *flags, *map(str, sources), "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
 
 
 def run_python(code, env=None, timeout=120):

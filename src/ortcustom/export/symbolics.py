@@ -63,16 +63,38 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
             raise ValueError(f"exporting {overload._schema.name} as {qualified}: no value for {missing}")
         node_inputs = [v if v is not None else h._optional_input_placeholder_tensor(g) for v in inputs]
         out = g.op(qualified, *node_inputs, outputs=1, **attrs)
-        shape_from = op.outputs[0].shape
-        if isinstance(shape_from, str):  # same type and shape as that input
-            src = inputs[[i.name for i in op.inputs].index(shape_from)]
-            if src is not None:
-                out.setType(src.type())
+        out_type = _output_type(op, inputs)
+        if out_type is not None:
+            out.setType(out_type)
         return out
 
     fn.__name__ = f"symbolic_{mapping.name}"
     fn.__qualname__ = fn.__name__
     return fn
+
+
+def _output_type(op, inputs):
+    """The TorchScript type of op's (first) output: the shape of its `shape=` input, the element
+    type its declaration gives (a fixed type, or its constraint's binding from the inputs of that
+    constraint, or the constraint's only type); a type left out (None, or no dtype) is inferred by
+    ONNX/ORT from the op's schema, where a wrong one would make ORT refuse the model."""
+    from ..torch_ops import _torch_dtype
+
+    o = op.outputs[0]
+    if o.type not in op.types:
+        dtype = _torch_dtype(o.type)
+    elif len(op.types[o.type]) == 1:
+        dtype = _torch_dtype(op.types[o.type][0])
+    else:
+        known = (v.type().dtype() for i, v in zip(op.inputs, inputs)
+                 if i.type == o.type and v is not None and isinstance(v.type(), torch._C.TensorType))
+        dtype = next((d for d in known if d is not None), None)
+    src = inputs[[i.name for i in op.inputs].index(o.shape)] if isinstance(o.shape, str) else None
+    src_type = src.type() if src is not None and isinstance(src.type(), torch._C.TensorType) else None
+    if dtype is None:  # the shape alone, if any
+        sizes = src_type.varyingSizes() if src_type is not None else None
+        return None if sizes is None else torch._C.TensorType.get().with_sizes(sizes)
+    return (src_type or torch._C.TensorType.get()).with_dtype(dtype)
 
 
 def _onnx_enum(elem: str) -> int:
