@@ -1,6 +1,6 @@
 // Bucketize, a native op whose output type is not its input's: X (float or double) and sorted
 // boundaries of X's type -> Y int64 of X's shape, the index of each x's bucket (torch.bucketize:
-// right=0 counts boundaries < x, right=1 boundaries <= x). Compiled by tests/test_export_types.py.
+// right=0 counts boundaries < x, right=1 boundaries <= x). Compiled by tests/test_export_bucketize.py.
 #include <algorithm>
 
 #include "ortcustom/kernel.hpp"

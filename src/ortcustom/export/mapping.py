@@ -25,25 +25,31 @@ ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, diff
 METADATA_KEY = "ortcustom.ops"  # model metadata: "domain::name=BuiltinOp;..." for domains()
 
 
-def _overload(torch_op) -> torch._ops.OpOverload:
-    """The OpOverload of a name ("ns::op" or "ns::op.overload"), packet, overload or custom_op."""
+def _overloads(torch_op) -> tuple[tuple[torch._ops.OpOverload, ...], bool]:
+    """The OpOverloads that a torch op names, and whether it named one overload: an overload
+    ("ns::op.overload", torch.ops.ns.op.overload, a torch.library.custom_op) is itself; a name
+    without one ("ns::op", torch.ops.ns.op) is every functional overload (out= variants left out)."""
     if isinstance(torch_op, torch._ops.OpOverload):
-        return torch_op
-    if isinstance(torch_op, torch._ops.OpOverloadPacket):
-        return torch_op.default
+        return (torch_op,), True
     inner = getattr(torch_op, "_opoverload", None)  # torch.library.custom_op's CustomOpDef
     if isinstance(inner, torch._ops.OpOverload):
-        return inner
+        return (inner,), True
     if isinstance(torch_op, str):
         if "::" not in torch_op:
             raise ValueError(f"a torch op name is 'namespace::name' (e.g. 'aten::inverse'), got {torch_op!r}")
         ns, rest = torch_op.split("::", 1)
         name, _, overload = rest.partition(".")
         try:
-            return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+            packet = getattr(getattr(torch.ops, ns), name)
+            if overload:
+                return (getattr(packet, overload),), True
         except (AttributeError, RuntimeError) as e:
             raise ValueError(f"no PyTorch operator {torch_op!r} is registered (define or import it "
                              f"before mapping it)") from e
+        torch_op = packet
+    if isinstance(torch_op, torch._ops.OpOverloadPacket):
+        got = [getattr(torch_op, n) for n in torch_op.overloads()]
+        return tuple(ov for ov in got if not ov._schema.is_mutable), False
     raise TypeError(f"expected a torch op (a name 'ns::op', torch.ops.ns.op[.overload] or a "
                     f"torch.library.custom_op), got {torch_op!r}")
 
@@ -91,9 +97,6 @@ class OpMapping:
         if isinstance(torch_ops, (str, torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or hasattr(
                 torch_ops, "_opoverload"):
             torch_ops = [torch_ops]
-        self.overloads: tuple[torch._ops.OpOverload, ...] = tuple(_overload(t) for t in torch_ops)
-        if not self.overloads:
-            raise ValueError("an OpMapping needs at least one torch op")
         Domain(domain)  # validates the name (not ONNX's own domains)
         self.domain = domain
         self.version = version
@@ -102,7 +105,12 @@ class OpMapping:
         # the declaration ORT registers: the op itself, or a copy under the node's name
         self.op = op if self.name == op.name else dataclasses.replace(op, name=self.name)
         self.args = None if args is None else tuple(args)
-        self.bindings = {ov: self._bind(ov) for ov in self.overloads}
+        self.bindings = {}
+        for t in torch_ops:
+            self.bindings.update(self._bind_all(*_overloads(t)))
+        if not self.bindings:
+            raise ValueError("an OpMapping needs at least one torch op")
+        self.overloads: tuple[torch._ops.OpOverload, ...] = tuple(self.bindings)
         _remember(self)
 
     @property
@@ -114,12 +122,31 @@ class OpMapping:
     def node(self) -> str:
         return f"{self.domain}::{self.name}"
 
+    def _bind_all(self, overloads, named: bool) -> dict:
+        """{overload: its bindings} for the overloads of one torch op: an overload named is bound or
+        refused; of a name's overloads, those that bind, if they take the same arguments."""
+        if named:
+            return {overloads[0]: self._bind(overloads[0])}
+        bound, refused = {}, []
+        for ov in overloads:
+            try:
+                bound[ov] = self._bind(ov)
+            except ValueError as e:
+                refused.append(f"{ov._schema}: {e}")
+        name = overloads[0]._schema.name if overloads else "?"
+        if not bound:
+            raise ValueError(f"no overload of {name} can be mapped to {self.node}:\n  " + "\n  ".join(refused))
+        if len({tuple(a.name for a in ov._schema.arguments) for ov in bound}) > 1:
+            raise ValueError(f"the overloads of {name} take different arguments; map one, "
+                             f"'{name}.<overload>', of: " + ", ".join(str(ov._schema) for ov in bound))
+        return bound
+
     def _bind(self, ov) -> tuple[Binding, ...]:
         op, schema = self.op, ov._schema
         torch_args = list(schema.arguments)
-        if len(schema.returns) != 1:
-            raise ValueError(f"{schema.name} returns {len(schema.returns)} values; ortcustom.export maps ops "
-                             f"with one Tensor result")
+        if len(schema.returns) != 1 or schema.returns[0].type.kind() != "TensorType":
+            returns = ", ".join(str(r.type) for r in schema.returns)
+            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops with one Tensor result")
         targets = self.args
         if targets is None:
             targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
@@ -178,7 +205,9 @@ class OpMapping:
         return list(coerced) if isinstance(coerced, tuple) else coerced
 
     def __repr__(self):
-        return f"OpMapping({list(self.torch_names)} -> {self.node}, op={self.base.name})"
+        names = [_qualified(ov) + ("" if ov._overloadname == "default" else f".{ov._overloadname}")
+                 for ov in self.overloads]
+        return f"OpMapping({names} -> {self.node}, op={self.base.name})"
 
 
 _lock = threading.Lock()

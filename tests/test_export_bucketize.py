@@ -1,6 +1,7 @@
-"""Exported ops whose output type is not their shape source's: the output carries its declared
-element type (fixed, or its type constraint's binding), with both exporters, for a native and a
-Python op, run by ORT and equal to PyTorch."""
+"""A user's op exported from PyTorch, as a new user writes one: torch.bucketize as Bucketize.
+Outputs whose type is not their shape source's carry their declared element type (fixed, or their
+type constraint's binding), with both exporters, for a native and a Python op, run by ORT and equal
+to PyTorch; a torch name with several overloads maps those that take its arguments."""
 import pathlib
 import warnings
 
@@ -150,3 +151,54 @@ def test_torchscript_output_type_rule():
     one = Op("One", inputs=[Input("X", "T")], outputs=[Output("Y", "U", shape="X")],
              types={"T": ("float",), "U": ("int8",)}, compute=lambda X: X.astype(np.int8))
     assert symbolics._output_type(one, [_typed((3,))]).dtype() == torch.int8
+
+
+# ---- a torch name with several overloads --------------------------------------------------------
+
+FloatBucketize = Op("Bucketize", inputs=[Input("X", "float"), Input("boundaries", "float")],
+                    outputs=[Output("Y", "int64", shape="X")], attrs=[Attr("right", "int", default=0)],
+                    compute=_bucketize)
+
+
+class ScalarAndTensor(torch.nn.Module):
+    def forward(self, b):  # aten::bucketize.Scalar, then aten::bucketize.Tensor
+        return torch.bucketize(0.3, b, right=True) + torch.bucketize(b * 2, b)
+
+
+def names(m):
+    return [f"{ov._schema.name}.{ov._overloadname}" for ov in m.overloads]
+
+
+@pytest.mark.parametrize("dynamo", EXPORTERS)
+def test_a_name_maps_each_overload_that_takes_its_arguments(dynamo):
+    # X of a fixed type can take a scalar too: .Tensor and .Scalar both map (out= variants never)
+    mp = oe.map_op("aten::bucketize", FloatBucketize, domain="test.types", args=("X", "boundaries", None, "right"))
+    assert names(mp) == ["aten::bucketize.Tensor", "aten::bucketize.Scalar"]
+    assert "aten::bucketize.Scalar" in repr(mp)
+    b = torch.tensor([-1.0, 0.0, 0.3, 1.0])
+    m = oe.export(ScalarAndTensor(), (b,), dynamo=dynamo, ops=[mp])
+    assert [n.op_type for n in m.graph.node].count("Bucketize") == 2
+    (y,) = run(m, (b,))
+    np.testing.assert_array_equal(y, ScalarAndTensor()(b).numpy())
+
+
+def test_overloads_that_cannot_be_mapped_are_left_out_or_named():
+    # X typed by a constraint takes no scalar: .Scalar is left out
+    mp = oe.map_op("aten::bucketize", bucketize_op(compute=_bucketize), domain="test.types",
+                   args=("X", "boundaries", None, "right"))
+    assert names(mp) == ["aten::bucketize.Tensor"]
+    with pytest.raises(ValueError, match=r"aten::bucketize argument 'self' \(number\) is a scalar; it can feed only "
+                                         r"an input of a fixed element type"):
+        oe.map_op("aten::bucketize.Scalar", bucketize_op(compute=_bucketize), domain="test.types")
+    # none maps: each overload, and why
+    with pytest.raises(ValueError, match=r"(?s)no overload of aten::bucketize can be mapped to test.types::Bucketize:"
+                                         r".*aten::bucketize.Tensor\(Tensor self.*has no input or attribute 'nope'"
+                                         r".*aten::bucketize.Scalar\(Scalar self.*has no input or attribute 'nope'"):
+        oe.map_op("aten::bucketize", FloatBucketize, domain="test.types", args=("nope",))
+    # several map but take different arguments: name one
+    with pytest.raises(ValueError, match=r"the overloads of aten::div take different arguments; map one, "
+                                         r"'aten::div.<overload>', of: aten::div.Tensor\(Tensor self, Tensor other\).*"
+                                         r"aten::div.Tensor_mode\("):
+        oe.map_op("aten::div", FloatBucketize, domain="test.types")
+    with pytest.raises(ValueError, match=r"aten::div returns \(float\); ortcustom.export maps ops with one Tensor"):
+        oe.map_op("aten::div.int", FloatBucketize, domain="test.types")
