@@ -202,3 +202,69 @@ def test_overloads_that_cannot_be_mapped_are_left_out_or_named():
         oe.map_op("aten::div", FloatBucketize, domain="test.types")
     with pytest.raises(ValueError, match=r"aten::div returns \(float\); ortcustom.export maps ops with one Tensor"):
         oe.map_op("aten::div.int", FloatBucketize, domain="test.types")
+
+
+# ---- domains(model) in a process that has not imported the op's package -------------------------
+
+PACKAGE = '''
+import numpy as np
+from ortcustom import Attr, Domain, Input, Op, Output
+
+def _bucketize(X, boundaries, right=0):
+    return np.searchsorted(boundaries, X, side="right" if right else "left").astype(np.int64)
+
+Bucketize = Op("Bucketize", inputs=[Input("X", "T"), Input("boundaries", "T")],
+               outputs=[Output("Y", "int64", shape="X")], types={"T": ("float", "double")},
+               attrs=[Attr("right", "int", default=0)], compute=_bucketize)
+domain = Domain("bucketops").add(Bucketize)
+'''
+
+LOAD = '''
+import sys, numpy as np, onnx, onnxruntime as ort, ortcustom, ortcustom.export as oe
+m = onnx.load(sys.argv[1])
+assert "bucketops" not in sys.modules
+ds = oe.domains(m)
+print([(d.name, [o.name for o in d.ops]) for d in ds], "bucketops" in sys.modules)
+sess = ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(*ds), providers=["CPUExecutionProvider"])
+x, b = np.load(sys.argv[2]), np.load(sys.argv[3])
+print(sess.run(None, {sess.get_inputs()[0].name: x, sess.get_inputs()[1].name: b})[0].tolist())
+'''
+
+
+def test_domains_imports_the_package_the_metadata_names(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    pkg = tmp_path / "pkgs" / "bucketops"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text(PACKAGE)
+    sys.path.insert(0, str(pkg.parent))
+    try:
+        import bucketops
+
+        mp = oe.map_op("aten::bucketize", bucketops.Bucketize, domain="bucketops", name="bucketize",
+                       args=("X", "boundaries", None, "right"))
+        x, b = torch.randn(4, 3, dtype=torch.float64), torch.tensor([-0.5, 0.0, 0.5], dtype=torch.float64)
+        oe.export(Buckets(), (x, b), str(tmp_path / "m.onnx"), dynamo=False, ops=[mp])
+    finally:
+        sys.path.remove(str(pkg.parent))
+        sys.modules.pop("bucketops", None)
+    m = onnx.load(str(tmp_path / "m.onnx"))
+    assert {p.key: p.value for p in m.metadata_props}[oe.METADATA_KEY] == "bucketops::bucketize=bucketops:Bucketize"
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "b.npy", b.numpy())
+    args = [sys.executable, "-c", LOAD, str(tmp_path / "m.onnx"), str(tmp_path / "x.npy"), str(tmp_path / "b.npy")]
+    # a new process, the package installed (on its path): imported, its op found under the node's name
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(pkg.parent), os.environ.get("PYTHONPATH", "")])))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "[('bucketops', ['bucketize'])] True"
+    assert lines[1] == str(Buckets()(x, b).tolist())
+    # not installed: an error naming the package, not a domain silently left out
+    r = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert ("ImportError: the model's node bucketops::bucketize is the op Bucketize of the package 'bucketops' (its "
+            "metadata says so), which does not import here (No module named 'bucketops'): install bucketops, or "
+            "register its domain yourself") in r.stderr

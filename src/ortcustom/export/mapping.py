@@ -304,6 +304,56 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
 
 
 def metadata(mappings: Iterable[OpMapping]) -> str:
-    """The METADATA_KEY value: each built-in-op node `domain::name` and the built-in op it runs."""
-    pairs = sorted({f"{m.domain}::{m.name}={m.base.name}" for m in mappings if m.base in BUILTIN_OPS})
-    return ";".join(pairs)
+    """The METADATA_KEY value, "domain::name=Op;...": each node `domain::name` and the op it runs,
+    a built-in op by its name, a package's op as "package:Op" (domains() imports the package)."""
+    pairs = set()
+    for m in mappings:
+        if m.base in BUILTIN_OPS:
+            pairs.add(f"{m.node}={m.base.name}")
+        elif (pkg := package_of(m.base)) is not None:
+            pairs.add(f"{m.node}={pkg}:{m.base.name}")
+    return ";".join(sorted(pairs))
+
+
+def package_of(op: Op) -> str | None:
+    """The importable package that declares `op` (where its kernel lives: native="pkg.mod:name",
+    or its Python function's module), if `package_op` finds it there; else None."""
+    import sys
+
+    module = op.native.partition(":")[0] if isinstance(op.native, str) and ":" in op.native else getattr(
+        op.compute, "__module__", None)
+    pkg = (module or "__main__").split(".")[0]
+    if pkg == "__main__" or pkg not in sys.modules:
+        return None
+    return pkg if _declared(sys.modules[pkg], op.name) is op else None
+
+
+def package_op(pkg: str, name: str, node: str) -> Op:
+    """The op `name` that the package `pkg` declares, for the model's node `node`: pkg imported
+    (ImportError naming it when it cannot be), then its attribute `name` or an op of a Domain of it."""
+    import importlib
+
+    try:
+        module = importlib.import_module(pkg)
+    except ImportError as e:
+        raise ImportError(f"the model's node {node} is the op {name} of the package {pkg!r} (its metadata says "
+                          f"so), which does not import here ({e}): install {pkg}, or register its domain "
+                          f"yourself") from e
+    op = _declared(module, name)
+    if op is None:
+        raise ImportError(f"the model's node {node} is the op {name} of the package {pkg!r} (its metadata says so), "
+                          f"and {pkg} declares no op {name} (another version of {pkg}?)")
+    return op
+
+
+def _declared(module, name: str) -> Op | None:
+    """`module`'s op `name`: its attribute of that name, or an op of that name in one of its Domains."""
+    v = getattr(module, name, None)
+    if isinstance(v, Op) and v.name == name:
+        return v
+    for v in list(vars(module).values()):
+        if isinstance(v, Domain):
+            for op in v.ops:
+                if op.name == name:
+                    return op
+    return None
