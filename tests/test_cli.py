@@ -61,7 +61,7 @@ def test_new_writes_a_package_named_throughout(tmp_path):
     for f in files:
         assert "myops" not in (root / f).read_text(), f
     assert 'native="tensorthings._kernels:scaled_add"' in (root / "src/tensorthings/ops.py").read_text()
-    assert '"ortcustom"' in (root / "pyproject.toml").read_text()  # build-system.requires
+    assert '"ortcustom"' in (root / "pyproject.toml").read_text()  # its dependencies (not build-system.requires: test_an_isolated_build_says_so)
     r = ortcustom_cli("new", "tensorthings", "--dir", str(tmp_path))
     assert r.returncode == 2 and "already exists" in r.stderr
 
@@ -190,3 +190,32 @@ def test_the_scaffold_declares_its_domains_for_info(tmp_path):
     with open(tmp_path / "listedops" / "pyproject.toml", "rb") as f:
         project = tomllib.load(f)["project"]
     assert project["entry-points"]["ortcustom.domains"] == {"listedops": "listedops:domain"}
+
+
+# ---- the scaffold's build and README -------------------------------------------------------------
+
+def test_an_isolated_build_says_to_use_no_build_isolation(tmp_path):
+    # pip's isolated build environment has meson but no ortcustom: its meson.build stops, saying why
+    pytest.importorskip("mesonbuild")
+    if shutil.which(os.environ.get("CXX", "g++")) is None:
+        pytest.skip("no C++ compiler (meson's project() needs one)")
+    assert ortcustom_cli("new", "isoops", "--dir", str(tmp_path)).returncode == 0
+    shadow = tmp_path / "isolated" / "ortcustom"
+    shadow.mkdir(parents=True)
+    (shadow / "__init__.py").write_text("raise ImportError('not in this environment')\n")
+    r = subprocess.run([sys.executable, "-m", "mesonbuild.mesonmain", "setup", str(tmp_path / "build"),
+                        str(tmp_path / "isoops"), "-Dcuda=disabled"], capture_output=True, text=True, timeout=300,
+                       env=dict(os.environ, PYTHONPATH=str(shadow.parent)))
+    assert r.returncode != 0
+    assert ("ERROR: Problem encountered: ortcustom does not import in the Python running this build "
+            f"({sys.executable}: ") in r.stdout
+    assert "not in this environment). Build with\n  pip install --no-build-isolation .\nin the environment" in r.stdout
+
+
+def test_the_readme_and_the_scaffold_pin_one_torch():
+    import re
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text()
+    scaffold = (pathlib.Path(ortcustom.__file__).parent / "template" / "README.md").read_text()
+    pins = [set(re.findall(r"\btorch==([0-9.]+)", text)) for text in (readme, scaffold)]
+    assert pins[0] == pins[1] and len(pins[0]) == 1, pins
