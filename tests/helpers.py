@@ -4,9 +4,11 @@ import shutil
 import subprocess
 import sys
 import threading
+import warnings
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 
 import ortcustom
 from ortcustom.testing import make_model
@@ -51,12 +53,21 @@ def torch_well_conditioned(shape, dtype=None, seed=0):
     return torch.from_numpy(x).to(dtype or torch.float32)
 
 
+EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]  # torch's two
+
+
+@pytest.fixture(autouse=True)
+def quiet_exporters():
+    """Autouse where imported: the TorchScript exporter's deprecation, torch.export's notes, unshown."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
 def compile_kernels(sources, out, *flags):
     """Compiles C++ kernel sources against the installed ortcustom headers into the shared library
     `out` (what a package's build does, with the compiler directly), `flags` added; returns `out`.
     Skips the calling test where there is no C++ compiler (g++, or $CXX)."""
-    import pytest
-
     cxx = shutil.which(os.environ.get("CXX", "g++"))
     if cxx is None:
         pytest.skip("no C++ compiler (g++, or $CXX)")

@@ -3,7 +3,6 @@ Outputs whose type is not their shape source's carry their declared element type
 type constraint's binding), with both exporters, for a native and a Python op, run by ORT and equal
 to PyTorch; a torch name with several overloads maps those that take its arguments."""
 import pathlib
-import warnings
 
 import numpy as np
 import onnx
@@ -18,17 +17,9 @@ import ortcustom.export as oe  # noqa: E402
 from ortcustom import Attr, Input, Op, Output  # noqa: E402
 from ortcustom.export import symbolics  # noqa: E402
 
-from helpers import CPU, compile_kernels  # noqa: E402
+from helpers import CPU, EXPORTERS, compile_kernels, quiet_exporters  # noqa: E402,F401
 
 HERE = pathlib.Path(__file__).parent
-EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation, torch.export's notes
-        yield
 
 
 def _bucketize(X, boundaries, right=0):
