@@ -22,7 +22,7 @@ DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
 """Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
 ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
-METADATA_KEY = "ortcustom.ops"  # model metadata: "domain::name=BuiltinOp;..." for domains()
+METADATA_KEY = "ortcustom.ops"  # model metadata for domains(): "domain::name=BuiltinOp;domain::name=package:Op;..."
 
 
 def _overloads(torch_op) -> tuple[tuple[torch._ops.OpOverload, ...], bool]:
