@@ -1,11 +1,14 @@
 """Shared helpers for the tests: sessions of one-node models, test matrices, process checks."""
 import os
+import shutil
 import subprocess
 import sys
 import threading
+import warnings
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 
 import ortcustom
 from ortcustom.testing import make_model
@@ -48,6 +51,31 @@ def torch_well_conditioned(shape, dtype=None, seed=0):
 
     x = well_conditioned(np.random.default_rng(seed), shape, np.float64)
     return torch.from_numpy(x).to(dtype or torch.float32)
+
+
+EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]  # torch's two
+
+
+@pytest.fixture(autouse=True)
+def quiet_exporters():
+    """Autouse where imported: the TorchScript exporter's deprecation, torch.export's notes, unshown."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        yield
+
+
+def compile_kernels(sources, out, *flags):
+    """Compiles C++ kernel sources against the installed ortcustom headers into the shared library
+    `out` (what a package's build does, with the compiler directly), `flags` added; returns `out`.
+    Skips the calling test where there is no C++ compiler (g++, or $CXX)."""
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, or $CXX)")
+    r = subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+                        f"-I{ortcustom.get_include()}", *flags, *map(str, sources), "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    return out
 
 
 def run_python(code, env=None, timeout=120):

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import ortcustom
+from helpers import compile_kernels
 
 
 def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
@@ -22,13 +23,8 @@ def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
                         "--header", str(header)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     glue = Path(ortcustom.__file__).parent / "glue"
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", f"-I{header.parent}", *map(str, kernel_sources), str(table),
-           *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
-           f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    return out
+    return compile_kernels([*kernel_sources, table, *[glue / f for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")]],
+                           out, f"-I{glue}", f"-I{header.parent}", f"-Wl,--version-script={glue / 'library.map'}")
 
 
 _registration: dict[str, Path] = {}

@@ -1,7 +1,6 @@
 """ortcustom.export: PyTorch models to ONNX with both exporters, run by ORT with our ops, checked
 against PyTorch (rtol 1e-3, atol 1e-5)."""
 import io
-import warnings
 
 import numpy as np
 import onnx
@@ -17,17 +16,9 @@ from ortcustom.export import mapping as mapping_mod  # noqa: E402
 from ortcustom.ops import GroupNorm, Inverse  # noqa: E402
 from ortcustom.testing import max_ir_version  # noqa: E402
 
-from helpers import CPU, torch_well_conditioned  # noqa: E402
+from helpers import CPU, EXPORTERS, quiet_exporters, torch_well_conditioned  # noqa: E402,F401
 
 RTOL, ATOL = 1e-3, 1e-5
-EXPORTERS = [pytest.param(True, id="dynamo"), pytest.param(False, id="torchscript")]
-
-
-@pytest.fixture(autouse=True)
-def _quiet():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation, torch.export's notes
-        yield
 
 
 def custom_nodes(m):

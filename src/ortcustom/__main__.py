@@ -1,10 +1,4 @@
-"""python -m ortcustom info|demo|new|config
-
-  info                  what was built and found
-  demo                  the main job: torch.inverse exported, run by ORT with our Inverse, checked, timed
-  new NAME [--dir DIR]  writes DIR/NAME: a meson-python package of your own native ops
-  config --cflags|--includedir|--pkgconfigdir   where the kernel headers are, for your build
-"""
+"""`python -m ortcustom COMMAND`: the command line (`python -m ortcustom --help` lists the commands)."""
 from __future__ import annotations
 
 import argparse
@@ -13,6 +7,11 @@ import time
 
 import numpy as np
 
+ENTRY_POINTS = "ortcustom.domains"
+"""The entry point group through which an installed op package names its domains for `info`: in its
+pyproject.toml, `[project.entry-points."ortcustom.domains"] myops = "myops:domain"` (MODULE:ATTR, a
+Domain, a list of them, or a function returning either, as library-source takes them)."""
+
 
 def info() -> int:
     import onnxruntime as ort
@@ -20,7 +19,6 @@ def info() -> int:
     import ortcustom
     from ortcustom.native import builtin_info
     from ortcustom._ort_install import onnxruntime_site, owners
-    from ortcustom.ops import ALL
 
     b = ortcustom.build_info()
     print(f"ortcustom {b['version']}")
@@ -35,10 +33,65 @@ def info() -> int:
         n = builtin_info("cuda_device_count")
         print(f"  CUDA GPUs usable now: {n}" + ("" if n else " (no GPU or no driver: the CPU kernels run)"))
     print(f"  plain custom-op library (ORT without Python): {ortcustom.get_library_path()}")
-    print("  built-in ops (ortcustom.ops):")
-    for op in ALL:
-        print(f"    {op.name}{op.accepted_types()}  kernel: {op.native or 'python'}")
+    print(f"  domains and their ops (ortcustom's, then installed op packages' from the entry points "
+          f"{ENTRY_POINTS!r}):")
+    for source, ref in _domain_sources():
+        print(f"    {source} ({ref}):")
+        try:
+            from ortcustom.library_source import load_domains
+
+            domains = load_domains([ref])
+        except Exception as e:  # noqa: BLE001 - a broken package is reported, the others still listed
+            from ortcustom.library_source import error_line
+
+            print(f"      cannot load it: {error_line(e)}")
+            continue
+        for d in domains:
+            print(f"      domain {d.name!r} (version {d.version}):")
+            for op in d.ops:
+                for line in describe(op):
+                    print(f"        {line}")
     return 0
+
+
+def _domain_sources():
+    """(who, MODULE:ATTR) of each set of domains to list: ortcustom's two plain libraries', then
+    each installed package's entry point in ENTRY_POINTS."""
+    from importlib.metadata import entry_points
+
+    yield "ortcustom", "ortcustom.ops:library_domains"
+    yield "ortcustom, ORT's contrib ops for a CPU host", "ortcustom.ops.contrib:library_domains"
+    for ep in sorted(entry_points(group=ENTRY_POINTS), key=lambda ep: ep.name):
+        yield f"package {ep.dist.name if ep.dist else ep.name}", ep.value
+
+
+def _value(v) -> str:
+    """An attribute value as written in a declaration (floats to float32's precision, as stored)."""
+    if isinstance(v, float):
+        return f"{v:.7g}"
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(map(_value, v)) + "]"
+    return repr(v)
+
+
+def describe(op) -> list[str]:
+    """An op's declaration as `info` shows it: versions, signature with types, attributes, kernel."""
+    def io(x):
+        return f"{x.name}{'?' if x.optional else ''}{'...' if x.variadic else ''}: {x.type}"
+
+    versions = f"opset {op.since}+" if op.until is None else f"opsets {op.since}-{op.until}"
+    types = "; ".join(f"{k} in {{{', '.join(v)}}}" for k, v in op.types.items())
+    lines = [f"{op.name} [{versions}] ({', '.join(map(io, op.inputs))}) -> ({', '.join(map(io, op.outputs))})"
+             + (f" with {types}" if types else "")]
+    for a in op.attrs:
+        rules = [f">= {a.min:g}" if a.min is not None else "", f"<= {a.max:g}" if a.max is not None else "",
+                 f"one of {list(a.choices)}" if a.choices is not None else "", "checked" if a.check else ""]
+        default = "required" if a.required else f"default {_value(a.default)}"
+        lines.append(f"  attribute {a.name}: {a.kind}, {default}" + "".join(f", {r}" for r in rules if r))
+    kernel = f"native {op.native}" if isinstance(op.native, str) else (
+        f"native {op.native!r}" if op.native is not None else "Python" + (" (CPU, CUDA)" if op.cuda else ""))
+    lines.append(f"  kernel: {kernel}")
+    return lines
 
 
 def _step(i: int, n: int, text: str) -> None:
@@ -213,37 +266,55 @@ def config(what: str) -> int:
 
 
 def library(ref) -> int:
-    import importlib
-
     import ortcustom
+    from ortcustom.library_source import error_line, load_domains
 
     if ref is None:
         print(ortcustom.get_library_path())
         return 0
-    module, _, attr = ref.partition(":")
-    domain = getattr(importlib.import_module(module), attr or "domain")
-    if callable(domain) and not isinstance(domain, ortcustom.Domain):
-        domain = domain()
-    print(ortcustom.get_library_path(domain))
+    try:
+        paths = [ortcustom.get_library_path(d) for d in load_domains([ref])]
+    except Exception as e:  # noqa: BLE001 - one line, not a traceback
+        print(f"python -m ortcustom library: {ref}: {error_line(e)}", file=sys.stderr)
+        return 1
+    for path in dict.fromkeys(paths):
+        print(path)
     return 0
 
 
+class _Version(argparse.Action):
+    """--version: read only when asked (a source tree, as a build runs it, has no version yet)."""
+
+    def __init__(self, option_strings, dest, **kw):
+        super().__init__(option_strings, dest, nargs=0, help="print ortcustom's version and exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        import ortcustom
+
+        print(f"ortcustom {ortcustom.__version__}")
+        parser.exit()
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m ortcustom", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("info", help="what was built and found")
-    sub.add_parser("demo", help="torch.inverse exported, run by ORT with our Inverse, checked, timed")
-    p = sub.add_parser("new", help="write a meson-python package of your own native ops")
+    parser = argparse.ArgumentParser(prog="python -m ortcustom",
+                                     description="ortcustom: custom operators for ONNX Runtime, declared in Python.")
+    parser.add_argument("--version", action=_Version)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("info", help="what was built and found (onnxruntime, providers, CPU and CUDA kernels), and the "
+                                "domains, ops, versions, types and attributes of ortcustom and of installed op "
+                                f"packages (entry points {ENTRY_POINTS!r})")
+    sub.add_parser("demo", help="torch.inverse exported (both exporters), run by ORT with our Inverse, checked "
+                                "against PyTorch, timed")
+    p = sub.add_parser("new", help="write a meson-python package of your own native ops (one example op, ScaledAdd)")
     p.add_argument("name", help="the package's (and its Python module's) name, e.g. myops")
     p.add_argument("--dir", default=".", help="where to write it (default: here)")
-    p = sub.add_parser("config", help="where the kernel headers (and the glue's sources, for a package's "
-                                       "plain library) are")
+    p = sub.add_parser("config", help="where the kernel headers, the glue's sources (for a package's plain "
+                                      "library) and the pkg-config file are")
     g = p.add_mutually_exclusive_group(required=True)
     for flag in ("cflags", "includedir", "gluedir", "pkgconfigdir"):
         g.add_argument(f"--{flag}", dest="what", action="store_const", const=flag)
-    p = sub.add_parser("library", help="the path of a package's plain custom-op library (no Python): for "
-                                        "C/C++, C#, Java, a Dockerfile or Triton's op_library_filename")
+    p = sub.add_parser("library", help="the path of a plain custom-op library (no Python): for C/C++, C#, Java, "
+                                        "a Dockerfile or Triton's op_library_filename")
     p.add_argument("ref", nargs="?", help="MODULE[:DOMAIN] (DOMAIN: the name of a Domain in MODULE, default "
                                           "`domain`); none: ortcustom's own library")
     sub.add_parser("library-source", add_help=False,

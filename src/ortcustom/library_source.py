@@ -202,6 +202,10 @@ def check(library: str, domains) -> list[str]:
 def check_main(argv=None) -> int:
     """python -m ortcustom library-check [--path DIR] LIBRARY MODULE:ATTR... [-o STAMP]: a package's
     build refuses a library whose kernels do not match the declarations (exit 1, saying why)."""
+    return _reported("library-check", _check, argv)
+
+
+def _check(argv) -> int:
     p = argparse.ArgumentParser(prog="python -m ortcustom library-check", description=check_main.__doc__)
     p.add_argument("library")
     p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
@@ -221,6 +225,11 @@ def check_main(argv=None) -> int:
 
 
 def main(argv=None) -> int:
+    """python -m ortcustom library-source: see the module's doc."""
+    return _reported("library-source", _source, argv)
+
+
+def _source(argv) -> int:
     p = argparse.ArgumentParser(prog="python -m ortcustom library-source", description=__doc__.split("\n")[0])
     p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
     p.add_argument("--path", action="append", default=[], help="import MODULE from here first (a source tree)")
@@ -256,3 +265,39 @@ def main(argv=None) -> int:
 def _write(path: str, text: str) -> None:
     with open(path, "w") as f:
         f.write(text)
+
+
+def _reported(command: str, run, argv) -> int:
+    """run(argv), for a package's build: an error (a typo in a declaration, a module that does not
+    import) is one line naming the file and line it arose in and what is wrong (the op, in a
+    declaration's error), exit status 1, not a traceback in the build's log."""
+    try:
+        return run(argv)
+    except Exception as e:  # noqa: BLE001 - reported in one line
+        print(f"ortcustom {command}: {error_line(e)}", file=sys.stderr)
+        return 1
+
+
+def error_line(e: BaseException) -> str:
+    """'FILE:LINE: Kind: message' for an exception raised while importing or using declarations: the
+    innermost place outside ortcustom (the user's file), where there is one."""
+    import sysconfig
+
+    where = None
+    if isinstance(e, SyntaxError) and e.filename:
+        where = f"{e.filename}:{e.lineno}"
+    else:  # not ortcustom's files, nor Python's own (importlib)
+        skip = tuple(os.path.join(os.path.abspath(d), "") for d in (
+            os.path.dirname(__file__), sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]))
+        tb = e.__traceback__
+        while tb is not None:
+            name = tb.tb_frame.f_code.co_filename
+            if not name.startswith("<") and not os.path.abspath(name).startswith(skip):
+                where = f"{name}:{tb.tb_lineno}"
+            tb = tb.tb_next
+    what = e.msg if isinstance(e, SyntaxError) else str(e)
+    return f"{where + ': ' if where else ''}{type(e).__name__}: {what}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

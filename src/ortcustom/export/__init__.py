@@ -32,7 +32,7 @@ from .. import ops as _ops
 from ..registry import Domain, Op
 from . import symbolics, translation
 from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, GROUPS, METADATA_KEY, InvalidAttribute, OpMapping,
-                      cholesky, group_norm, inverse, known_op, map_op, metadata, resolve, searchsorted,
+                      cholesky, group_norm, inverse, known_op, map_op, metadata, package_op, resolve, searchsorted,
                       solve_triangular)
 from .symbolics import registered as registered_symbolics
 from .translation import custom_translation_table
@@ -147,11 +147,13 @@ def domains(model) -> list[Domain]:
         ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(*domains(m)))
 
     A node `domain::name` is ours when the model's metadata (written by export) says which built-in
-    op it is, when a mapping made in this process (map_op, ...) produces it, when its domain is
-    "ortcustom" and name a built-in op, or when it is com.microsoft::Inverse. Other nodes (ONNX's,
-    ORT's contrib ops) need no domain of ours."""
+    op it is, when a mapping made in this process (map_op, ...) produces it, when the metadata names
+    the package that declares its op (imported here: an ImportError naming the package if it cannot
+    be), when its domain is "ortcustom" and name a built-in op, or when it is com.microsoft::Inverse.
+    Other nodes (ONNX's, ORT's contrib ops; ops declared outside any package, e.g. in a script) get
+    no domain here: register theirs yourself."""
     builtin = {op.name: op for op in _ops.ALL}
-    declared = {}
+    declared, packaged = {}, {}
     for p in model.metadata_props:
         if p.key == METADATA_KEY and p.value:
             for item in p.value.split(";"):
@@ -159,6 +161,8 @@ def domains(model) -> list[Domain]:
                 dom, _, name = node.partition("::")
                 if base in builtin:
                     declared[(dom, name)] = base
+                elif ":" in base:
+                    packaged[(dom, name)] = base.partition(":")[::2]
     versions = {o.domain: o.version for o in model.opset_import}
     found: dict[str, list[Op]] = {}
     for n in _nodes(model):
@@ -173,6 +177,10 @@ def domains(model) -> list[Domain]:
                 op = base if n.op_type == base.name else _renamed(base, n.op_type)
         else:
             op = known_op(dom, n.op_type)
+            if op is None and (dom, n.op_type) in packaged:
+                pkg, base_name = packaged[(dom, n.op_type)]
+                op = package_op(pkg, base_name, f"{dom}::{n.op_type}")
+                op = op if n.op_type == op.name else _renamed(op, n.op_type)
             if op is None and (dom == "ortcustom" or (dom, n.op_type) == ("com.microsoft", "Inverse")):
                 op = builtin.get(n.op_type)
         if op is not None and all(have.name != op.name for have in found.setdefault(dom, [])):

@@ -23,28 +23,34 @@ DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op i
 (ops.library_domains): ORT's contrib com.microsoft::Inverse means the same as ours; GroupNorm goes
 to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
-METADATA_KEY = "ortcustom.ops"  # model metadata: "domain::name=BuiltinOp;..." for domains()
+METADATA_KEY = "ortcustom.ops"  # model metadata for domains(): "domain::name=BuiltinOp;domain::name=package:Op;..."
 
 
-def _overload(torch_op) -> torch._ops.OpOverload:
-    """The OpOverload of a name ("ns::op" or "ns::op.overload"), packet, overload or custom_op."""
+def _overloads(torch_op) -> tuple[tuple[torch._ops.OpOverload, ...], bool]:
+    """The OpOverloads that a torch op names, and whether it named one overload: an overload
+    ("ns::op.overload", torch.ops.ns.op.overload, a torch.library.custom_op) is itself; a name
+    without one ("ns::op", torch.ops.ns.op) is every functional overload (out= variants left out)."""
     if isinstance(torch_op, torch._ops.OpOverload):
-        return torch_op
-    if isinstance(torch_op, torch._ops.OpOverloadPacket):
-        return torch_op.default
+        return (torch_op,), True
     inner = getattr(torch_op, "_opoverload", None)  # torch.library.custom_op's CustomOpDef
     if isinstance(inner, torch._ops.OpOverload):
-        return inner
+        return (inner,), True
     if isinstance(torch_op, str):
         if "::" not in torch_op:
             raise ValueError(f"a torch op name is 'namespace::name' (e.g. 'aten::inverse'), got {torch_op!r}")
         ns, rest = torch_op.split("::", 1)
         name, _, overload = rest.partition(".")
         try:
-            return getattr(getattr(getattr(torch.ops, ns), name), overload or "default")
+            packet = getattr(getattr(torch.ops, ns), name)
+            if overload:
+                return (getattr(packet, overload),), True
         except (AttributeError, RuntimeError) as e:
             raise ValueError(f"no PyTorch operator {torch_op!r} is registered (define or import it "
                              f"before mapping it)") from e
+        torch_op = packet
+    if isinstance(torch_op, torch._ops.OpOverloadPacket):
+        got = [getattr(torch_op, n) for n in torch_op.overloads()]
+        return tuple(ov for ov in got if not ov._schema.is_mutable), False
     raise TypeError(f"expected a torch op (a name 'ns::op', torch.ops.ns.op[.overload] or a "
                     f"torch.library.custom_op), got {torch_op!r}")
 
@@ -92,9 +98,6 @@ class OpMapping:
         if isinstance(torch_ops, (str, torch._ops.OpOverload, torch._ops.OpOverloadPacket)) or hasattr(
                 torch_ops, "_opoverload"):
             torch_ops = [torch_ops]
-        self.overloads: tuple[torch._ops.OpOverload, ...] = tuple(_overload(t) for t in torch_ops)
-        if not self.overloads:
-            raise ValueError("an OpMapping needs at least one torch op")
         Domain(domain)  # validates the name (not ONNX's own domains)
         self.domain = domain
         self.version = version
@@ -103,7 +106,12 @@ class OpMapping:
         # the declaration ORT registers: the op itself, or a copy under the node's name
         self.op = op if self.name == op.name else dataclasses.replace(op, name=self.name)
         self.args = None if args is None else tuple(args)
-        self.bindings = {ov: self._bind(ov) for ov in self.overloads}
+        self.bindings = {}
+        for t in torch_ops:
+            self.bindings.update(self._bind_all(*_overloads(t)))
+        if not self.bindings:
+            raise ValueError("an OpMapping needs at least one torch op")
+        self.overloads: tuple[torch._ops.OpOverload, ...] = tuple(self.bindings)
         _remember(self)
 
     @property
@@ -115,12 +123,31 @@ class OpMapping:
     def node(self) -> str:
         return f"{self.domain}::{self.name}"
 
+    def _bind_all(self, overloads, named: bool) -> dict:
+        """{overload: its bindings} for the overloads of one torch op: an overload named is bound or
+        refused; of a name's overloads, those that bind, if they take the same arguments."""
+        if named:
+            return {overloads[0]: self._bind(overloads[0])}
+        bound, refused = {}, []
+        for ov in overloads:
+            try:
+                bound[ov] = self._bind(ov)
+            except ValueError as e:
+                refused.append(f"{ov._schema}: {e}")
+        name = overloads[0]._schema.name if overloads else "?"
+        if not bound:
+            raise ValueError(f"no overload of {name} can be mapped to {self.node}:\n  " + "\n  ".join(refused))
+        if len({tuple(a.name for a in ov._schema.arguments) for ov in bound}) > 1:
+            raise ValueError(f"the overloads of {name} take different arguments; map one, "
+                             f"'{name}.<overload>', of: " + ", ".join(str(ov._schema) for ov in bound))
+        return bound
+
     def _bind(self, ov) -> tuple[Binding, ...]:
         op, schema = self.op, ov._schema
         torch_args = list(schema.arguments)
-        if len(schema.returns) != 1:
-            raise ValueError(f"{schema.name} returns {len(schema.returns)} values; ortcustom.export maps ops "
-                             f"with one Tensor result")
+        if len(schema.returns) != 1 or schema.returns[0].type.kind() != "TensorType":
+            returns = ", ".join(str(r.type) for r in schema.returns)
+            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops with one Tensor result")
         targets = self.args
         if targets is None:
             targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
@@ -179,7 +206,9 @@ class OpMapping:
         return list(coerced) if isinstance(coerced, tuple) else coerced
 
     def __repr__(self):
-        return f"OpMapping({list(self.torch_names)} -> {self.node}, op={self.base.name})"
+        names = [_qualified(ov) + ("" if ov._overloadname == "default" else f".{ov._overloadname}")
+                 for ov in self.overloads]
+        return f"OpMapping({names} -> {self.node}, op={self.base.name})"
 
 
 _lock = threading.Lock()
@@ -305,6 +334,56 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
 
 
 def metadata(mappings: Iterable[OpMapping]) -> str:
-    """The METADATA_KEY value: each built-in-op node `domain::name` and the built-in op it runs."""
-    pairs = sorted({f"{m.domain}::{m.name}={m.base.name}" for m in mappings if m.base in BUILTIN_OPS})
-    return ";".join(pairs)
+    """The METADATA_KEY value, "domain::name=Op;...": each node `domain::name` and the op it runs,
+    a built-in op by its name, a package's op as "package:Op" (domains() imports the package)."""
+    pairs = set()
+    for m in mappings:
+        if m.base in BUILTIN_OPS:
+            pairs.add(f"{m.node}={m.base.name}")
+        elif (pkg := package_of(m.base)) is not None:
+            pairs.add(f"{m.node}={pkg}:{m.base.name}")
+    return ";".join(sorted(pairs))
+
+
+def package_of(op: Op) -> str | None:
+    """The importable package that declares `op` (where its kernel lives: native="pkg.mod:name",
+    or its Python function's module), if `package_op` finds it there; else None."""
+    import sys
+
+    module = op.native.partition(":")[0] if isinstance(op.native, str) and ":" in op.native else getattr(
+        op.compute, "__module__", None)
+    pkg = (module or "__main__").split(".")[0]
+    if pkg == "__main__" or pkg not in sys.modules:
+        return None
+    return pkg if _declared(sys.modules[pkg], op.name) is op else None
+
+
+def package_op(pkg: str, name: str, node: str) -> Op:
+    """The op `name` that the package `pkg` declares, for the model's node `node`: pkg imported
+    (ImportError naming it when it cannot be), then its attribute `name` or an op of a Domain of it."""
+    import importlib
+
+    try:
+        module = importlib.import_module(pkg)
+    except ImportError as e:
+        raise ImportError(f"the model's node {node} is the op {name} of the package {pkg!r} (its metadata says "
+                          f"so), which does not import here ({e}): install {pkg}, or register its domain "
+                          f"yourself") from e
+    op = _declared(module, name)
+    if op is None:
+        raise ImportError(f"the model's node {node} is the op {name} of the package {pkg!r} (its metadata says so), "
+                          f"and {pkg} declares no op {name} (another version of {pkg}?)")
+    return op
+
+
+def _declared(module, name: str) -> Op | None:
+    """`module`'s op `name`: its attribute of that name, or an op of that name in one of its Domains."""
+    v = getattr(module, name, None)
+    if isinstance(v, Op) and v.name == name:
+        return v
+    for v in list(vars(module).values()):
+        if isinstance(v, Domain):
+            for op in v.ops:
+                if op.name == name:
+                    return op
+    return None

@@ -27,9 +27,16 @@ def _helper():
 
 
 def symbolic(mapping: OpMapping, overload=None) -> Callable:
-    """The symbolic function `f(g, *args)` that emits `mapping`'s node for one of its torch ops."""
+    """The symbolic function `f(g, *args)` that emits `mapping`'s node for one of its torch ops.
+
+    The TorchScript exporter calls one function for all the overloads of a name (they take the same
+    arguments: OpMapping maps no others together): an argument that an overload takes as a scalar
+    (aten::bucketize.Scalar's `self`), made a constant by the tracer, feeds its input as that
+    overload says, a constant of the input's type."""
     overload = overload or mapping.overloads[0]
     bindings = mapping.bindings[overload]
+    siblings = [mapping.bindings[o] for o in mapping.overloads if o._schema.name == overload._schema.name]
+    scalar_types = [next((s[k].elem_type for s in siblings if s[k].elem_type), None) for k in range(len(bindings))]
     op = mapping.op
     qualified = f"{mapping.domain}::{mapping.name}"
 
@@ -37,7 +44,7 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
         h = _helper()
         inputs = [None] * len(op.inputs)
         attrs = {}
-        for b, v in zip(bindings, args):
+        for b, v, scalar_type in zip(bindings, args, scalar_types):
             if b.kind == "drop":
                 continue
             if b.kind == "attr":
@@ -47,13 +54,14 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
                 attrs[f"{b.target}_{_ONNX_ATTR_SUFFIX[b.attr_kind]}"] = value
             elif h._is_none(v):
                 continue  # an absent optional input
-            elif b.elem_type is not None:  # a scalar feeding an input: a constant tensor
-                desc = "b" if b.elem_type == "bool" else ("f" if b.elem_type in ("float", "double", "float16") else "i")
+            elif b.elem_type is not None or (scalar_type is not None and h._is_constant(v)):
+                elem = b.elem_type or scalar_type  # a scalar feeding an input: a constant tensor
+                desc = "b" if elem == "bool" else ("f" if elem in ("float", "double", "float16") else "i")
                 value = h._maybe_get_const(v, desc)
                 if h._is_value(value):
-                    inputs[b.index] = g.op("Cast", v, to_i=_onnx_enum(b.elem_type))
+                    inputs[b.index] = g.op("Cast", v, to_i=_onnx_enum(elem))
                 else:
-                    inputs[b.index] = g.op("Constant", value_t=torch.tensor(value, dtype=_TORCH_DTYPES[b.elem_type]))
+                    inputs[b.index] = g.op("Constant", value_t=torch.tensor(value, dtype=_TORCH_DTYPES[elem]))
             else:
                 inputs[b.index] = v
         while inputs and inputs[-1] is None:
@@ -63,17 +71,38 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
             raise ValueError(f"exporting {overload._schema.name} as {qualified}: no value for {missing}")
         node_inputs = [v if v is not None else h._optional_input_placeholder_tensor(g) for v in inputs]
         out = g.op(qualified, *node_inputs, outputs=1, **attrs)
-        shape_from = op.outputs[0].shape
-        if isinstance(shape_from, str):  # same type and shape as that input
-            src = inputs[[i.name for i in op.inputs].index(shape_from)]
-            if src is not None:  # an output of a fixed element type (SearchSorted's int64) keeps it
-                fixed = None if op.outputs[0].type in op.types else _TORCH_DTYPES.get(op.outputs[0].type)
-                out.setType(src.type() if fixed is None else src.type().with_dtype(fixed))
+        out_type = _output_type(op, inputs)
+        if out_type is not None:
+            out.setType(out_type)
         return out
 
     fn.__name__ = f"symbolic_{mapping.name}"
     fn.__qualname__ = fn.__name__
     return fn
+
+
+def _output_type(op, inputs):
+    """The TorchScript type of op's (first) output: the shape of its `shape=` input, the element
+    type its declaration gives (a fixed type, or its constraint's binding from the inputs of that
+    constraint, or the constraint's only type); a type left out (None, or no dtype) is inferred by
+    ONNX/ORT from the op's schema, where a wrong one would make ORT refuse the model."""
+    from ..torch_ops import _torch_dtype
+
+    o = op.outputs[0]
+    if o.type not in op.types:
+        dtype = _torch_dtype(o.type)
+    elif len(op.types[o.type]) == 1:
+        dtype = _torch_dtype(op.types[o.type][0])
+    else:
+        known = (v.type().dtype() for i, v in zip(op.inputs, inputs)
+                 if i.type == o.type and v is not None and isinstance(v.type(), torch._C.TensorType))
+        dtype = next((d for d in known if d is not None), None)
+    src = inputs[[i.name for i in op.inputs].index(o.shape)] if isinstance(o.shape, str) else None
+    src_type = src.type() if src is not None and isinstance(src.type(), torch._C.TensorType) else None
+    if dtype is None:  # the shape alone, if any
+        sizes = src_type.varyingSizes() if src_type is not None else None
+        return None if sizes is None else torch._C.TensorType.get().with_sizes(sizes)
+    return (src_type or torch._C.TensorType.get()).with_dtype(dtype)
 
 
 def _onnx_enum(elem: str) -> int:
@@ -86,8 +115,8 @@ def symbolics(ops: Iterable | None = None) -> dict[str, Callable]:
     """{torch op name ("aten::inverse"): symbolic function} for the mappings `ops` (see export)."""
     out = {}
     for m in resolve(ops):
-        for ov in m.overloads:
-            out[ov._schema.name] = symbolic(m, ov)
+        for ov in m.overloads:  # one per name: the first overload's (see symbolic)
+            out.setdefault(ov._schema.name, symbolic(m, ov))
     return out
 
 
