@@ -3,7 +3,6 @@ directly: the table from the package's declarations (`python -m ortcustom librar
 kernels + table + ortcustom's installed glue into one shared library."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from pathlib import Path
