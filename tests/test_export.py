@@ -165,8 +165,8 @@ class GroupNormEps(torch.nn.Module):
 def test_invalid_attribute_is_refused_at_export_naming_op_attribute_and_value(dynamo, eps):
     # the declaration's check (epsilon >= 0), as ORT would apply it at session creation
     with pytest.raises(oe.InvalidAttribute, match=rf"^exporting aten::group_norm as ortcustom::GroupNorm: GroupNorm "
-                                                  rf"attribute epsilon={eps!r} \(from aten::group_norm argument "
-                                                  rf"'eps'\) is invalid: must be >= 0$"):
+                                                  rf"attribute epsilon={eps!r} is invalid: must be >= 0 \(from "
+                                                  rf"aten::group_norm argument 'eps'\)$"):
         oe.export(GroupNormEps(eps), (torch.randn(2, 4, 3),), dynamo=dynamo, ops=["group_norm"])
 
 
@@ -183,8 +183,8 @@ def test_invalid_attribute_of_a_torch_op_is_the_same_error_with_both_exporters(d
     import ortcustom.torch_ops  # noqa: F401
 
     with pytest.raises(oe.InvalidAttribute, match=r"^(exporting )?ortcustom::group_norm(: | as ortcustom::GroupNorm: )"
-                                                  r"GroupNorm attribute epsilon=-0.5 \(from ortcustom::group_norm "
-                                                  r"argument 'eps'\) is invalid: must be >= 0$"):
+                                                  r"GroupNorm attribute epsilon=-0.5 is invalid: must be >= 0 \(from "
+                                                  r"ortcustom::group_norm argument 'eps'\)$"):
         oe.export(TorchOpEps(), (torch.randn(2, 4, 3),), dynamo=dynamo)
 
 

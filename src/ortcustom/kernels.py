@@ -23,10 +23,10 @@ import weakref
 import numpy as np
 
 from . import _customop, native
-from .registry import Op, normalize
+from .registry import InvalidAttribute, Op, checked
 from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
 
-_TYPE_OF_DTYPE = {dt: name for name, (_, dt) in ELEMENT_TYPES.items() if dt is not None}
+_TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 
 _CPU, _CUDA = 0, 1
 
@@ -345,14 +345,11 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
 
 def _checked_attr(op: Op, a, value):
     try:
-        v = normalize(a, value)  # float32-rounded, as a session's kernel gets it
+        return checked(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
-    try:
-        a.validate(v)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
-    return v
+    except InvalidAttribute as e:
+        raise InvalidAttribute(f"{op.name}: {e}") from None
 
 
 def builtin_cuda() -> bool:

@@ -19,8 +19,7 @@ import importlib
 import json
 import sys
 
-_KINDS = {"int": "OC_ATTR_INT", "float": "OC_ATTR_FLOAT", "string": "OC_ATTR_STRING", "ints": "OC_ATTR_INTS",
-          "floats": "OC_ATTR_FLOATS"}
+from .types import ATTR_KINDS
 
 
 def _c(s: str) -> str:
@@ -46,7 +45,7 @@ def _io(op, ios, inputs=None) -> str:
 
 def _attr_value(tag: str, a, value) -> tuple[str, str]:
     """(extra declarations, the oc_attr initializer) of a default value."""
-    kind = _KINDS[a.kind]
+    kind = ATTR_KINDS[a.kind].c_enum
     i, f, s, ints, floats, count, pre = 0, 0.0, "nullptr", "nullptr", "nullptr", 1, ""
     if value is None:
         pass
@@ -100,7 +99,7 @@ def generate(domains, source: str) -> str:
                 if a.choices is not None:
                     out.append(f"const int64_t {t}_c{ai}[] = {{{', '.join(str(int(c)) for c in a.choices)}}};")
                     choices = f"{t}_c{ai}"
-                attrs.append(f"{{{_c(a.name)}, {_KINDS[a.kind]}, {int(a.required)}, {init}, "
+                attrs.append(f"{{{_c(a.name)}, {ATTR_KINDS[a.kind].c_enum}, {int(a.required)}, {init}, "
                              f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
                              f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
             rows = [onnx_enum(b.get(io.type, io.type)) for b in op.type_bindings()
