@@ -192,3 +192,22 @@ def fused_unet_block(tmp_path):
     with torch.no_grad():
         want = model(x).numpy()
     return for_runtime(fused.model), x.numpy(), want
+
+
+def compile_library(sources, out, *extra) -> str:
+    """C++ `sources` compiled against the installed ortcustom headers into the shared library `out`
+    (as a package's build does, with the compiler directly); `extra`: more compiler arguments.
+    Skips the test when there is no C++ compiler (g++, or $CXX); fails it, with the compiler's
+    message, when the sources do not compile."""
+    import shutil
+
+    import pytest
+
+    cxx = shutil.which(os.environ.get("CXX", "g++"))
+    if cxx is None:
+        pytest.skip("no C++ compiler (g++, or $CXX)")
+    r = subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
+                        f"-I{ortcustom.get_include()}", *map(str, sources), *extra, "-o", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-4000:]
+    return str(out)

@@ -4,7 +4,6 @@ the same in a session and a direct call, and the process goes on (each path prob
 its own: a crash there fails these tests, not the run)."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 import ortcustom
+from helpers import compile_library
 
 HERE = Path(__file__).parent
 
@@ -99,13 +99,8 @@ PROBE = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
-    if cxx is None:
-        pytest.skip("no C++ compiler (g++, or $CXX)")
     so = tmp_path_factory.mktemp("contract") / "contract_kernels.so"
-    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-                    f"-I{ortcustom.get_include()}", str(HERE / "native" / "contract_kernels.cpp"), "-o", str(so)],
-                   check=True, capture_output=True, text=True)
+    compile_library([HERE / "native" / "contract_kernels.cpp"], so)
     return so
 
 

@@ -22,7 +22,7 @@ from ortcustom import kernels
 from ortcustom.ops import GroupNorm, Inverse, contrib
 from ortcustom.testing import for_runtime, make_model
 from c_host import no_c_library_reason, run_host
-from helpers import run_python, well_conditioned
+from helpers import compile_library, run_python, well_conditioned
 
 CPU = ["CPUExecutionProvider"]
 REPO = Path(__file__).resolve().parent.parent
@@ -186,12 +186,8 @@ def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     glue = Path(ortcustom.__file__).parent / "glue"
-    cmd = [os.environ.get("CXX", "g++"), "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-           f"-I{ortcustom.get_include()}", f"-I{glue}", *map(str, kernel_sources), str(table),
-           *[str(glue / f) for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")],
-           f"-Wl,--version-script={glue / 'library.map'}", "-o", str(out)]
-    r = subprocess.run(cmd, capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    compile_library([*kernel_sources, table, *[glue / f for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")]], out,
+                    f"-I{glue}", f"-Wl,--version-script={glue / 'library.map'}")
     return out
 
 

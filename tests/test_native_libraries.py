@@ -4,10 +4,7 @@ session and a direct call, a native and a Python op in one domain; a library's o
 The headers' pkg-config file and the package scaffold: tests/test_cli.py."""
 import ctypes
 import gc
-import os
 import pathlib
-import shutil
-import subprocess
 import sys
 
 import numpy as np
@@ -16,7 +13,7 @@ import pytest
 from onnx import TensorProto, helper
 
 import ortcustom
-from helpers import CPU, session
+from helpers import CPU, compile_library, session
 from ortcustom import Attr, Domain, Input, Op, Output, kernels
 from ortcustom.testing import for_runtime
 
@@ -27,17 +24,12 @@ HERE = pathlib.Path(__file__).parent
 def library(tmp_path_factory):
     """tests/native/test_kernels.cpp compiled against the installed headers, as a plain shared
     library inside a package (`kpkg/_testkernels.so`) that is importable for the module's tests."""
-    cxx = shutil.which(os.environ.get("CXX", "g++"))
-    if cxx is None:
-        pytest.skip("no C++ compiler (g++, or $CXX)")
     root = tmp_path_factory.mktemp("native")
     pkg = root / "kpkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     so = pkg / "_testkernels.so"
-    subprocess.run([cxx, "-std=c++17", "-O1", "-shared", "-fPIC", "-fvisibility=hidden",
-                    f"-I{ortcustom.get_include()}", str(HERE / "native" / "test_kernels.cpp"), "-o", str(so)],
-                   check=True, capture_output=True, text=True)
+    compile_library([HERE / "native" / "test_kernels.cpp"], so)
     sys.path.insert(0, str(root))
     yield so
     sys.path.remove(str(root))

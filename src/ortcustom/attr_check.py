@@ -5,13 +5,14 @@ A session's check is the glue's (an error at session creation naming the node), 
 from __future__ import annotations
 
 from .registry import Attr, InvalidAttribute, checked as _checked
+from .types import ATTR_KINDS
 
 __all__ = ["InvalidAttribute", "checked"]
 
 
 def checked(a: Attr, value):
     """`value` as attribute `a`'s kind, as a node carries it; InvalidAttribute with the reason otherwise."""
-    if a.kind in ("int", "ints"):
+    if ATTR_KINDS[a.kind].element.name == "int":
         value = [int(v) if isinstance(v, bool) else v for v in value] if isinstance(value, (list, tuple)) \
             else int(value) if isinstance(value, bool) else value
     try:

@@ -14,26 +14,11 @@ import importlib.util
 import os
 import threading
 import weakref
-from dataclasses import dataclass
+
+from .registry import NativeKernel
 
 BUILTIN_LIBRARY = "ortcustom._kernels"  # a plain library: ortcustom/_kernels.so
 SYMBOL_PREFIX = "ortcustom_kernel_"
-
-
-@dataclass(frozen=True)
-class NativeKernel:
-    """A kernel found in a library: the addresses of its oc_kernel per device (0: none), and what
-    its CPU (or else CUDA) oc_kernel says of itself."""
-
-    name: str
-    library: str
-    cpu: int
-    cuda: int
-    info: dict
-
-    def __repr__(self):
-        devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
-        return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
 
 
 class KernelLibrary:

@@ -20,6 +20,23 @@ REQUIRED = object()  # Attr default meaning "the model must set it"
 
 
 @dataclass(frozen=True)
+class NativeKernel:
+    """A kernel found in a library (ortcustom.native finds it): the addresses of its oc_kernel per
+    device (0: none), and what its CPU (or else CUDA) oc_kernel says of itself. A value of
+    `Op(native=...)`, so declared here, below the runtime that finds it."""
+
+    name: str
+    library: str
+    cpu: int
+    cuda: int
+    info: dict
+
+    def __repr__(self):
+        devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
+        return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
+
+
+@dataclass(frozen=True)
 class Input:
     """An input: `type` is a type-constraint name of the op or an element type name (ONNX's "float"
     or NumPy's "float32": the op keeps ONNX's)."""
@@ -210,8 +227,6 @@ class Op:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
-        from .native import NativeKernel
-
         if self.native is not None and not isinstance(self.native, (str, NativeKernel)):
             _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "
                      f"ortcustom.load_kernels(path)[name], got {self.native!r}")

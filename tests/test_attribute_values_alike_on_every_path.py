@@ -1,6 +1,7 @@
-"""One of each: an attribute is normalized once (float32, defaults) and every path sees the same
-value; the checks that a mutation of the glue would break (the issue's surviving mutants:
-tests/test_contract.py has the kernel failing without a message)."""
+"""An attribute's value is normalized once (float32, defaults) and every path (session, direct call,
+torch op, export, shape rule) sees the same value, and refuses a bad one with the same words."""
+import re
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -9,7 +10,7 @@ import ortcustom
 from helpers import CPU, session
 from ortcustom import Attr, Domain, Input, Op, Output, kernels
 from ortcustom.ops import GroupNorm
-from ortcustom.registry import normalize
+from ortcustom.registry import InvalidAttribute, checked, normalize
 from ortcustom.testing import make_model
 
 
@@ -45,22 +46,6 @@ def test_float_attributes_are_float32_in_every_path():
                               GroupNorm.reference(x, None, epsilon=float(np.float32(0.1)), num_groups=2))
 
 
-def test_out_next_to_an_input_is_not_an_overlap():
-    """Mutant: the overlap test made `<=`: an out array that ends where X starts (or starts where X
-    ends) shares no byte with it and must be accepted."""
-    buf = np.zeros((3, 2, 2), np.float32)
-    x, out = buf[0:1], buf[1:2]  # adjacent: out starts where x ends
-    x[...] = 2 * np.eye(2)
-    assert kernels.inverse(x, out=out) is out
-    np.testing.assert_array_equal(out, np.eye(2)[None] / 2)
-    x2, out2 = buf[2:3], buf[1:2]  # out ends where x2 starts
-    x2[...] = 4 * np.eye(2)
-    kernels.inverse(x2, out=out2)
-    np.testing.assert_array_equal(out2, np.eye(2)[None] / 4)
-    with pytest.raises(ValueError, match="out overlaps X"):
-        kernels.inverse(buf[0:2], out=buf[1:3])
-
-
 def test_attribute_bounds_read_alike_in_python_and_the_glue():
     """Attr(min=, max=, choices=) is checked by the glue (sessions, plain libraries) and by Python
     (direct calls, export): the same words."""
@@ -75,3 +60,32 @@ def test_attribute_bounds_read_alike_in_python_and_the_glue():
     with pytest.raises(ValueError, match="min, max and choices are for int and float attributes"):
         Op("B", [Input("X", "float")], [Output("Y", "float")], attrs=[Attr("s", "string", "", min=0)],
            compute=lambda X, s: X)
+
+
+@pytest.mark.parametrize("eps, text", [(-1.0, "-1.0"), (-1e-5, "-9.99999975e-06"), (-0.1, "-0.100000001"),
+                                       (-3e38, "-3.00000001e+38"), (float("nan"), "nan"), (-2, "-2.0")])
+def test_a_refused_value_is_worded_alike_by_the_glue_and_by_python(eps, text):
+    words = f"attribute epsilon={text} is invalid: must be >= 0"
+    with pytest.raises(InvalidAttribute, match=f"^{re.escape(words)}$"):  # Python: direct call, torch op, export
+        checked(next(a for a in GroupNorm.attrs if a.name == "epsilon"), eps)
+    with pytest.raises(ValueError, match=f"^GroupNorm: {re.escape(words)}$"):
+        kernels.group_norm(np.ones((2, 4, 3), np.float32), 2, epsilon=eps)
+    d = Domain("ortcustom").add(GroupNorm)
+    x = (np.float32, [2, 4, 3])
+    with pytest.raises(Exception, match=re.escape(f"GroupNorm (node 'n0'): {words}")):  # the glue
+        session(GroupNorm, d, {"X": x, "num_groups": (np.int64, []), "scale": (np.float32, [4]), "bias": (np.float32, [4])},
+                attrs={"epsilon": float(eps), "num_groups": 2})
+
+
+def test_a_check_function_refusal_is_worded_as_a_bound_is():
+    def even(v):
+        if v % 2:
+            raise ValueError("must be even")
+
+    op = Op("Even", [Input("X", "float")], [Output("Y", "float", shape="X")],
+            attrs=[Attr("k", "int", 0, check=even)], compute=lambda X, k: X)
+    x = np.ones(2, np.float32)
+    with pytest.raises(Exception, match=re.escape("Even (node 'n0'): attribute k=3 is invalid: must be even")):
+        session(op, Domain("test.even").add(op), {"X": x}, attrs={"k": 3})
+    with pytest.raises(InvalidAttribute, match=re.escape("attribute k=3 is invalid: must be even")):
+        checked(op.attrs[0], 3)
