@@ -188,3 +188,51 @@ def test_out_sharing_any_byte_with_an_input_is_refused(x_at, out_at):
     x[...] = 2 * np.eye(2)
     with pytest.raises(ValueError, match="out overlaps X"):
         kernels.inverse(x, out=flat[out_at:out_at + 8].reshape(2, 2, 2))
+
+
+# ---- no fixed cap on outputs: the glue checks every one ------------------------------------------
+
+N_MANY = 70  # past a 64-bit mask
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    """Kernels with N_MANY outputs (source written here): `all` fills output i with i; `skip_last`
+    never asks for the last one; `twice` asks for output 66 twice."""
+    out = tmp_path_factory.mktemp("many")
+    names = ", ".join(f'"Y{i}"' for i in range(N_MANY))
+    row = ", ".join(["OC_FLOAT"] * (N_MANY + 1))
+    (out / "many.cpp").write_text(f"""#include "ortcustom/kernel.hpp"
+const char* const kIn[] = {{"X", nullptr}};
+const char* const kOut[] = {{{names}, nullptr}};
+constexpr int32_t kSig[][{N_MANY + 1}] = {{{{{row}}}}};
+constexpr oc::Spec kSpec = {{kIn, kOut, nullptr, OC_SIGNATURES(kSig), nullptr}};
+template <int Last, int Again>
+int outputs(oc::Context& ctx) {{
+  for (int i = 0; i < Last; ++i) {{
+    float* y;
+    if (int rc = ctx.output(i, ctx.input(0), &y)) return rc;
+    for (int64_t j = 0; y && j < ctx.input(0).size; ++j) y[j] = (float)i;
+  }}
+  float* y;
+  return Again >= 0 ? ctx.output(Again, ctx.input(0), &y) : OC_OK;
+}}
+OC_KERNEL(all, cpu, kSpec, (outputs<{N_MANY}, -1>))
+OC_KERNEL(skip_last, cpu, kSpec, (outputs<{N_MANY - 1}, -1>))
+OC_KERNEL(twice, cpu, kSpec, (outputs<{N_MANY}, 66>))
+""")
+    lib = ortcustom.load_kernels(compile_library([out / "many.cpp"], out / "many.so"))
+    return {k: Op("Many", [Input("X", "float")], [Output(f"Y{i}", "float", shape="X") for i in range(N_MANY)],
+                  native=lib[k]) for k in ("all", "skip_last", "twice")}
+
+
+def test_every_output_past_the_64th_is_checked(many):
+    """Bug: outputs past 64 neither tracked nor checked (a 64-bit mask): the last one never allocated,
+    or one allocated twice, would pass silently."""
+    x = np.ones(3, np.float32)
+    got = kernels.call(many["all"], x)
+    assert len(got) == N_MANY and all((y == i).all() for i, y in enumerate(got))
+    with pytest.raises(RuntimeError, match=f"returned without allocating output Y{N_MANY - 1}"):
+        kernels.call(many["skip_last"], x)
+    with pytest.raises(RuntimeError, match="output Y66: the kernel asked for it twice"):
+        kernels.call(many["twice"], x)
