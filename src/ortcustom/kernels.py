@@ -6,7 +6,7 @@
     y = kernels.group_norm(x, 4, scale, bias, epsilon=1e-5)
 
 Inputs come by position (or by name), attributes by keyword (checked as in a session). NumPy arrays (anything
-np.asarray takes) run the CPU kernel, serially; arrays on a GPU (CuPy, torch CUDA tensors: any
+np.asarray takes) run the CPU kernel, on threads() threads; arrays on a GPU (CuPy, torch CUDA tensors: any
 `__cuda_array_interface__`) run the CUDA kernel on `stream` (default: the array library's current
 stream), on the array's GPU. Outputs are new arrays of the input's library, or `out=` (an array,
 or a tuple per output): C-contiguous, writeable, of the output's shape and type, and apart from

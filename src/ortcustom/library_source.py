@@ -208,6 +208,3 @@ def main(argv=None) -> int:
         f.write(text)
     return 0
 
-
-
-    sys.exit(main())
