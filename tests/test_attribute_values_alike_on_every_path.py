@@ -89,3 +89,22 @@ def test_a_check_function_refusal_is_worded_as_a_bound_is():
         session(op, Domain("test.even").add(op), {"X": x}, attrs={"k": 3})
     with pytest.raises(InvalidAttribute, match=re.escape("attribute k=3 is invalid: must be even")):
         checked(op.attrs[0], 3)
+
+
+@pytest.mark.parametrize("path", ["session", "direct", "library"])
+def test_a_value_at_its_bound_is_accepted_and_one_past_it_refused(path):
+    """Bounds are inclusive on every path: epsilon >= 0 takes 0 (a bound made exclusive refuses it)."""
+    x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
+
+    def run(eps):
+        if path == "direct":
+            return kernels.group_norm(x, 2, epsilon=eps)
+        d = Domain("ortcustom").add(GroupNorm)
+        so = ortcustom.session_options(d) if path == "session" else ort.SessionOptions()
+        if path == "library":
+            so.register_custom_ops_library(ortcustom.get_library_path())
+        return session(GroupNorm, d, {"X": x}, attrs={"num_groups": 2, "epsilon": eps}, so=so).run(None, {"X": x})[0]
+
+    np.testing.assert_allclose(run(0.0), GroupNorm.reference(x, None, epsilon=0.0, num_groups=2), rtol=1e-4, atol=1e-4)
+    with pytest.raises(Exception, match=re.escape("attribute epsilon=-1.40129846e-45 is invalid: must be >= 0")):
+        run(-float(np.float32(1e-45)))  # the float32 just below 0

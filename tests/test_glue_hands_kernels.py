@@ -49,7 +49,7 @@ def run(built, path, name, x, attrs=None):
         out = kernels.call(op, x, **attrs)
         return out if isinstance(out, tuple) else (out,)
     d = Domain("test.probe").add(op)
-    outputs = {o.name: ({"A": np.float32, "B": np.float32, "Y": {"EchoFloat": np.float64}.get(name, np.uint8)}[o.name],
+    outputs = {o.name: ({"A": np.float32, "B": np.float32, "Y": np.float64 if name.startswith("EchoF") or name == "EchoRequired" else np.uint8}[o.name],
                         None) for o in op.outputs}
     model = make_model(op, d, {"X": x}, outputs=outputs, attrs=attrs)
     if path == "session":
@@ -86,6 +86,15 @@ def test_a_string_attribute_reaches_the_kernel_as_its_utf8_bytes(built, path, s)
     from the Python module or a plain library's table; a node's value; a direct call's)."""
     (y,) = run(built, path, "EchoString", np.ones(1, np.float32), None if s is None else {"s": s})
     assert bytes(y) == (probe_ops.NON_ASCII if s is None else s).encode()
+
+
+@pytest.mark.parametrize("path", ["session", "library"])
+def test_a_required_attribute_the_node_lacks_is_refused(built, path):
+    """Bug: `required` lost on the way to the glue (a plain library's table): the kernel would get 0."""
+    x = np.ones(1, np.float32)
+    assert run(built, path, "EchoRequired", x, {"f": 2.5})[0][0] == 2.5
+    with pytest.raises(Exception, match=re.escape("EchoRequired (node 'n0'): required attribute 'f' (float) is missing")):
+        run(built, path, "EchoRequired", x)
 
 
 def _k_int32(built):
@@ -236,3 +245,12 @@ def test_every_output_past_the_64th_is_checked(many):
         kernels.call(many["skip_last"], x)
     with pytest.raises(RuntimeError, match="output Y66: the kernel asked for it twice"):
         kernels.call(many["twice"], x)
+
+
+def test_an_in_place_index_one_past_the_inputs_is_refused(built):
+    """Bug: the in-place bound taken as inclusive (`> n_inputs`): output 0 written over input 1 of a
+    one-input op would be accepted, and the kernel would write over memory no input has."""
+    lib, _ = built
+    op = Op("Past", [Input("X", "float")], [Output("Y", "float", shape="X")], native=lib["inplace_past"])
+    with pytest.raises(ValueError, match=re.escape("lets output Y be written over input 1; the op has 1 inputs")):
+        op.kernel

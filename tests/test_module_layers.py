@@ -32,6 +32,7 @@ UPWARD_CALLS = {
     ("registry", "native"): "Op.kernel: the kernel is found and checked on first use",
     ("registry", "session"): "Domain.register(so): ortcustom.register(so, domain)",
     ("_customop", "native"): "domain_def: binds each op's kernel when its domain is registered",
+    ("ops.contrib", "native"): "get_library_path(): where the contrib plain library is",
 }
 
 

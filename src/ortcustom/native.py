@@ -180,9 +180,18 @@ def _bound_def(op):
     return got
 
 
+def library_file(module: str) -> str:
+    """The file of one of ortcustom's plain libraries ("ortcustom._kernels"): beside the package's
+    modules, or in the build directory of an editable install (whose import hook knows where)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        raise ModuleNotFoundError(f"no {module} library: this ortcustom was not built whole (reinstall it)")
+    return spec.origin
+
+
 def builtin_library_path() -> str:
     """ortcustom's own plain library (kernels, glue, table of the built-in ops)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.so")
+    return library_file(BUILTIN_LIBRARY)
 
 
 def builtin_info(what: str):

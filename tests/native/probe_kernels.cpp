@@ -56,6 +56,8 @@ int echo_string(oc::Context& ctx) {
   return OC_OK;
 }
 
+constexpr int32_t kFloat1[][2] = {{OC_FLOAT, OC_FLOAT}};
+
 // k_int64: Y = X; built for K int64 only (its op declares K int32: the signature check must see it).
 constexpr int32_t kI64[][3] = {{OC_FLOAT, OC_INT64, OC_FLOAT}};
 constexpr oc::Spec kKInt64 = {kXK, kY, nullptr, OC_SIGNATURES(kI64), nullptr};
@@ -66,8 +68,14 @@ int k_int64(oc::Context& ctx) {
   return OC_OK;
 }
 
+// inplace_past: Y may be written over input 1, and the op has one input: refused when attached.
+constexpr int32_t kPast[] = {1};
+constexpr oc::Spec kInplacePast = {kX, kY, nullptr, OC_SIGNATURES(kFloat1), kPast};
+int inplace_past(oc::Context& ctx) { return k_int64(ctx); }
+
 }  // namespace
 
+OC_KERNEL(inplace_past, cpu, kInplacePast, inplace_past)
 OC_KERNEL(two_outputs, cpu, kTwoSpec, two_outputs)
 OC_KERNEL(echo_float, cpu, kEchoFloat, echo_float)
 OC_KERNEL(echo_string, cpu, kEchoString, echo_string)

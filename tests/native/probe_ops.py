@@ -15,6 +15,8 @@ def ops(kernels=None):
                          native=k("two_outputs")),
         "EchoFloat": Op("EchoFloat", x, [Output("Y", "double")], attrs=[Attr("f", "float", 0.1)],
                         native=k("echo_float")),
+        "EchoRequired": Op("EchoRequired", x, [Output("Y", "double")], attrs=[Attr("f", "float")],
+                           native=k("echo_float")),
         "EchoString": Op("EchoString", x, [Output("Y", "uint8")], attrs=[Attr("s", "string", NON_ASCII)],
                          native=k("echo_string")),
     }
