@@ -108,3 +108,17 @@ def test_a_value_at_its_bound_is_accepted_and_one_past_it_refused(path):
     np.testing.assert_allclose(run(0.0), GroupNorm.reference(x, None, epsilon=0.0, num_groups=2), rtol=1e-4, atol=1e-4)
     with pytest.raises(Exception, match=re.escape("attribute epsilon=-1.40129846e-45 is invalid: must be >= 0")):
         run(-float(np.float32(1e-45)))  # the float32 just below 0
+
+
+def test_a_bool_is_not_an_int_attribute_outside_export():
+    """Bug: bools taken as ints (isinstance(True, int)): a declaration's default or a direct call's
+    value True would become 1 silently. (Export takes a torch bool as 0/1 on purpose: ONNX has no
+    bool attributes, and torch's signatures have bools.)"""
+    with pytest.raises(TypeError, match="expected an int, got True"):
+        checked(Attr("k", "int"), True)
+    with pytest.raises(ValueError, match="default of attribute 'k' is invalid: expected an int, got True"):
+        Op("B", [Input("X", "float")], [Output("Y", "float")], attrs=[Attr("k", "int", True)], compute=lambda X, k: X)
+    with pytest.raises(TypeError, match="GroupNorm: attribute num_groups: expected an int, got True"):
+        kernels.group_norm(np.ones((1, 2, 3), np.float32), num_groups=True)
+    from ortcustom.attr_check import checked as export_checked
+    assert export_checked(Attr("k", "int"), True) == 1

@@ -329,3 +329,13 @@ def test_domains_ignores_foreign_ops():
                           [helper.make_tensor_value_info("d", TensorProto.FLOAT, [2, 2])])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)])
     assert [(d.name, [o.name for o in d.ops]) for d in oe.domains(m)] == [("com.microsoft", ["Inverse"])]
+
+
+def test_a_mapping_that_feeds_no_required_attribute_is_refused():
+    """Bug: only required inputs checked: a node without its required attribute, refused by ORT later."""
+    from ortcustom import Attr, Input, Op, Output
+
+    need = Op("Need", [Input("X", "float")], [Output("Y", "float", shape="X")], attrs=[Attr("k", "int")],
+              compute=lambda X, k: X)
+    with pytest.raises(ValueError, match=r"mapping aten::inverse to test.need::Need: nothing feeds Need's required \['k'\]"):
+        oe.map_op("aten::inverse", need, domain="test.need")

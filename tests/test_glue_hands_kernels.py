@@ -254,3 +254,18 @@ def test_an_in_place_index_one_past_the_inputs_is_refused(built):
     op = Op("Past", [Input("X", "float")], [Output("Y", "float", shape="X")], native=lib["inplace_past"])
     with pytest.raises(ValueError, match=re.escape("lets output Y be written over input 1; the op has 1 inputs")):
         op.kernel
+
+
+def test_a_torch_op_whose_output_type_is_not_its_shape_inputs(built):
+    """Bug: the torch op's fake (meta) output given its shape input's dtype, not the declared one:
+    torch.export, both exporters and torch.compile would see float32 where the kernel gives float64."""
+    torch = pytest.importorskip("torch")
+    import ortcustom.torch_ops
+
+    lib, _ = built
+    op = Op("ToDouble", [Input("X", "float")], [Output("Y", "double", shape="X")], native=lib["to_double"],
+            torch="probe::to_double")
+    fn = ortcustom.torch_ops.register(op)
+    x = torch.arange(6, dtype=torch.float32).reshape(2, 3)
+    assert fn(x).dtype == torch.float64
+    torch.library.opcheck(fn.default, (x,), test_utils=("test_faketensor",))

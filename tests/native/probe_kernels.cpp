@@ -73,8 +73,19 @@ constexpr int32_t kPast[] = {1};
 constexpr oc::Spec kInplacePast = {kX, kY, nullptr, OC_SIGNATURES(kFloat1), kPast};
 int inplace_past(oc::Context& ctx) { return k_int64(ctx); }
 
+// to_double: Y (double, X's shape) = X: an output whose type is not its shape input's.
+constexpr int32_t kToDouble[][2] = {{OC_FLOAT, OC_DOUBLE}};
+constexpr oc::Spec kToDoubleSpec = {kX, kY, nullptr, OC_SIGNATURES(kToDouble), nullptr};
+int to_double(oc::Context& ctx) {
+  double* y;
+  if (int rc = ctx.output(0, ctx.input(0), &y)) return rc;
+  for (int64_t i = 0; y && i < ctx.input(0).size; ++i) y[i] = ctx.data<float>(0)[i];
+  return OC_OK;
+}
+
 }  // namespace
 
+OC_KERNEL(to_double, cpu, kToDoubleSpec, to_double)
 OC_KERNEL(inplace_past, cpu, kInplacePast, inplace_past)
 OC_KERNEL(two_outputs, cpu, kTwoSpec, two_outputs)
 OC_KERNEL(echo_float, cpu, kEchoFloat, echo_float)
