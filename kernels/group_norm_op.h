@@ -1,23 +1,13 @@
-// GroupNorm's kernel spec and input checks, shared by its CPU and CUDA entries.
+// GroupNorm's input checks, shared by its CPU and CUDA entries (its spec: ortcustom_spec.h, generated
+// from the declaration, src/ortcustom/ops/group_norm.py).
 #ifndef ORTCUSTOM_GROUP_NORM_OP_H
 #define ORTCUSTOM_GROUP_NORM_OP_H
 
-#include "ortcustom/kernel.hpp"
+#include "ortcustom_spec.h"
 
 namespace oc_ops {
 
-inline constexpr const char* kGroupNormInputs[] = {"X", "num_groups", "scale", "bias", nullptr};
-inline constexpr const char* kGroupNormOutputs[] = {"Y", nullptr};
-enum { kEpsilon, kNumGroups };  // indices into kGroupNormAttrs
-inline constexpr oc_attr_spec kGroupNormAttrs[] = {
-    {"epsilon", OC_ATTR_FLOAT}, {"num_groups", OC_ATTR_INT}, {nullptr, 0}};
-inline constexpr int32_t kGroupNormSignatures[][5] = {  // X, num_groups, scale, bias, Y
-    {OC_FLOAT, OC_INT64, OC_FLOAT, OC_FLOAT, OC_FLOAT},
-    {OC_DOUBLE, OC_INT64, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE},
-    {OC_FLOAT16, OC_INT64, OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
-inline constexpr int32_t kGroupNormInplace[] = {0};  // a group is written after its statistics
-inline constexpr oc::Spec kGroupNormSpec = {kGroupNormInputs, kGroupNormOutputs, kGroupNormAttrs,
-                                            OC_SIGNATURES(kGroupNormSignatures), kGroupNormInplace};
+using GroupNormSpec = ortcustom::spec::group_norm;
 
 struct GroupNormArgs {
   const void* x;
@@ -43,20 +33,22 @@ struct GroupNormBuffers {
 // X (N, C, ...), num_groups (the input, an int64 scalar on the host, else the attribute),
 // scale and bias (C,); allocates Y.
 inline int group_norm_prepare(oc::Context& ctx, GroupNormArgs* a) {
-  const oc_tensor& x = ctx.input(0);
-  const oc_tensor& g = ctx.input(1);
+  using in = GroupNormSpec::in;
+  using attr = GroupNormSpec::attr;
+  const oc_tensor& x = ctx.input(in::X);
+  const oc_tensor& g = ctx.input(in::num_groups);
   a->y = nullptr;
-  if (x.rank < 2) return ctx.bad_shape(0, "X", "expected (N, C, ...): rank 2 or more");
+  if (x.rank < 2) return ctx.bad_shape(in::X, "X", "expected (N, C, ...): rank 2 or more");
   a->N = x.shape[0];
   a->C = x.shape[1];
   a->S = 1;
   if (x.size > 0)  // an empty X's dims may multiply past int64, e.g. (0, C, 2**62, 2**62)
     for (int32_t d = 2; d < x.rank; ++d) a->S *= x.shape[d];
   if (g.present) {
-    if (g.size != 1) return ctx.bad_shape(1, "num_groups", "expected one int64 value");
+    if (g.size != 1) return ctx.bad_shape(in::num_groups, "num_groups", "expected one int64 value");
     a->groups = static_cast<const int64_t*>(g.data)[0];
   } else {
-    a->groups = ctx.attr_int(kNumGroups);
+    a->groups = attr::num_groups(ctx);
     if (a->groups == 0)
       return ctx.fail(OC_INVALID_ARGUMENT,
                       "give num_groups, as the input num_groups or the attribute num_groups");
@@ -65,21 +57,24 @@ inline int group_norm_prepare(oc::Context& ctx, GroupNormArgs* a) {
     return ctx.fail(OC_INVALID_ARGUMENT,
                     "num_groups must be positive and divide the %lld channels of X, got %lld",
                     (long long)a->C, (long long)a->groups);
-  const char* names[] = {"scale", "bias"};
-  for (int32_t i = 2; i < 4; ++i) {
-    const oc_tensor& p = ctx.input(i);
+  const struct {
+    int32_t i;
+    const char* name;
+  } per_channel[] = {{in::scale, "scale"}, {in::bias, "bias"}};
+  for (const auto& c : per_channel) {
+    const oc_tensor& p = ctx.input(c.i);
     if (p.present && (p.rank != 1 || p.shape[0] != a->C)) {
       char what[96];
       snprintf(what, sizeof what, "expected (C,) = (%lld,), the channels of X", (long long)a->C);
-      return ctx.bad_shape(i, names[i - 2], what);
+      return ctx.bad_shape(c.i, c.name, what);
     }
   }
-  if (int rc = ctx.output(0, x, &a->y)) return rc;
+  if (int rc = ctx.output(GroupNormSpec::out::Y, x, &a->y)) return rc;
   if (x.size == 0) a->y = nullptr;
   a->x = x.data;
-  a->scale = ctx.input(2).data;
-  a->bias = ctx.input(3).data;
-  a->eps = ctx.attr_float(kEpsilon);
+  a->scale = ctx.input(in::scale).data;
+  a->bias = ctx.input(in::bias).data;
+  a->eps = attr::epsilon(ctx);
   return OC_OK;
 }
 

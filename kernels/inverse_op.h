@@ -1,22 +1,13 @@
-// Inverse's kernel spec and input checks, shared by its CPU and CUDA entries.
+// Inverse's input checks, shared by its CPU and CUDA entries (its spec: ortcustom_spec.h, generated
+// from the declaration, src/ortcustom/ops/inverse.py).
 #ifndef ORTCUSTOM_INVERSE_OP_H
 #define ORTCUSTOM_INVERSE_OP_H
 
-#include "ortcustom/kernel.hpp"
+#include "ortcustom_spec.h"
 
 namespace oc_ops {
 
-inline constexpr const char* kInverseInputs[] = {"X", nullptr};
-inline constexpr const char* kInverseOutputs[] = {"Y", nullptr};
-inline constexpr int32_t kInverseSignatures[][2] = {  // X, Y
-    {OC_FLOAT, OC_FLOAT}, {OC_DOUBLE, OC_DOUBLE}, {OC_FLOAT16, OC_FLOAT16}};
-// The CPU kernel may write Y over X (each matrix is read before its rows are written); the CUDA
-// kernels may not.
-inline constexpr int32_t kInverseInplace[] = {0};
-inline constexpr oc::Spec kInverseSpec = {kInverseInputs, kInverseOutputs, nullptr,
-                                          OC_SIGNATURES(kInverseSignatures), kInverseInplace};
-inline constexpr oc::Spec kInverseSpecCuda = {kInverseInputs, kInverseOutputs, nullptr,
-                                              OC_SIGNATURES(kInverseSignatures), nullptr};
+using InverseSpec = ortcustom::spec::inverse;
 
 struct InverseArgs {
   const void* x;
@@ -26,11 +17,11 @@ struct InverseArgs {
 
 // Checks X is (..., N, N) and allocates Y.
 inline int inverse_prepare(oc::Context& ctx, InverseArgs* a) {
-  const oc_tensor& x = ctx.input(0);
+  const oc_tensor& x = ctx.input(InverseSpec::in::X);
   a->y = nullptr;
   if (x.rank < 2 || x.shape[x.rank - 1] != x.shape[x.rank - 2])
-    return ctx.bad_shape(0, "X", "expected (..., N, N): square matrices in the last two dims");
-  if (int rc = ctx.output(0, x, &a->y)) return rc;
+    return ctx.bad_shape(InverseSpec::in::X, "X", "expected (..., N, N): square matrices in the last two dims");
+  if (int rc = ctx.output(InverseSpec::out::Y, x, &a->y)) return rc;
   if (x.size == 0) a->y = nullptr;
   a->x = x.data;
   a->n = x.shape[x.rank - 1];

@@ -181,15 +181,17 @@ def test_fused_unet_block_with_contrib_library(via, tmp_path):
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------
 
 def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """What a package's meson.build does, with the compiler directly: the table from its
-    declarations, then kernels + table + ortcustom's glue into one plain library."""
+    """What a package's meson.build does, with the compiler directly: the table and the kernels'
+    header (<package>_spec.h) from its declarations, then kernels + table + ortcustom's glue into
+    one plain library."""
     table = out.parent / "table.cpp"
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table)],
-                       capture_output=True, text=True)
+    header = out.parent / (ref.partition(":")[0] + "_spec.h")
+    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table),
+                        "--header", str(header)], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     glue = Path(ortcustom.__file__).parent / "glue"
     compile_library([*kernel_sources, table, *[glue / f for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")]], out,
-                    f"-I{glue}", f"-Wl,--version-script={glue / 'library.map'}")
+                    f"-I{glue}", f"-I{header.parent}", f"-Wl,--version-script={glue / 'library.map'}")
     return out
 
 

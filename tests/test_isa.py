@@ -8,11 +8,16 @@ import sys
 import pytest
 
 from helpers import run_python
+from ortcustom.library_source import kernel_name
+from ortcustom.ops import ALL, contrib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PASSES = ("baseline", "avx2", "avx512")  # ORTCUSTOM_ISA values, in order
 NAMES = {"baseline": "baseline", "avx2": "avx2+fma", "avx512": "avx512"}  # what cpu_isa() says
-KERNEL_TESTS = ("test_inverse.py", "test_group_norm.py", "test_kernels_direct.py", "test_contrib_group_norm.py")
+# each built-in kernel's tests (test_<kernel>.py, where there is one) and the direct calls'
+KERNEL_TESTS = ("test_kernels_direct.py",) + tuple(dict.fromkeys(
+    f"test_{kernel_name(op)}.py" for op in ALL + contrib.ALL
+    if os.path.exists(os.path.join(HERE, f"test_{kernel_name(op)}.py"))))
 
 
 def isa_env(**set_vars):

@@ -17,9 +17,9 @@ LAYERS = [
     {"types", "_ort_install", "_build"},
     {"registry"},
     {"ops", "ops.contrib", "ops.group_norm", "ops.inverse"},
-    {"inference", "reference", "schemas", "attr_check", "scaffold"},
+    {"inference", "reference", "schemas", "attr_check", "scaffold", "op_table"},
     {"_customop", "native"},
-    {"session", "kernels", "testing", "library_source"},  # library_source: generates, and checks a built library
+    {"session", "kernels", "testing", "library_source", "kernel_header"},  # library_source: generates, and checks a built library
     {"torch_ops"},
     {"export.mapping", "export.symbolics", "export.translation", "export"},
     {"", "__main__"},  # "": the package (ortcustom/__init__.py), the public face

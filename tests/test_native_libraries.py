@@ -18,6 +18,7 @@ from ortcustom import Attr, Domain, Input, Op, Output, kernels
 from ortcustom.testing import for_runtime
 
 HERE = pathlib.Path(__file__).parent
+ABI = ortcustom._customop.ABI_VERSION  # OC_ABI_VERSION of the installed headers
 
 
 @pytest.fixture(scope="module")
@@ -119,9 +120,9 @@ def test_a_native_and_a_python_op_in_one_domain_and_one_session(library):
 
 
 @pytest.mark.parametrize("native, match", [
-    ("kpkg._testkernels:old_abi", r"op 'Offset': kernel 'old_abi' in .*_testkernels.so was built against ortcustom "
-                                  r"kernel ABI version 1, an older one than this ortcustom's \(2\): rebuild it"),
-    ("kpkg._testkernels:new_abi", r"kernel ABI version 3, a newer one than this ortcustom's \(2\)"),
+    ("kpkg._testkernels:old_abi", rf"op 'Offset': kernel 'old_abi' in .*_testkernels.so was built against ortcustom "
+                                  rf"kernel ABI version {ABI - 1}, an older one than this ortcustom's \({ABI}\): rebuild it"),
+    ("kpkg._testkernels:new_abi", rf"kernel ABI version {ABI + 1}, a newer one than this ortcustom's \({ABI}\)"),
     ("kpkg._testkernels:no_such", r"op 'Offset': no native kernel 'no_such' in .*_testkernels.so \(no symbol "
                                   r"ortcustom_kernel_no_such_cpu or ortcustom_kernel_no_such_cuda\)"),
     ("kpkg._testkernels:null", r"ortcustom_kernel_null_cpu in .*_testkernels.so returned NULL"),

@@ -11,7 +11,8 @@ int inverse_cpu(oc::Context& ctx) {
   if (int rc = oc_ops::inverse_prepare(ctx, &a)) return rc;
   if (a.y == nullptr) return OC_OK;
   const oc_parallel par = oc_cpu::pool(ctx);
-  const int err = oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
+  using Spec = oc_ops::InverseSpec;
+  const int err = oc::dispatch<Spec::types::T>(ctx, ctx.input(Spec::in::X).dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, float>)
       return oc_inverse_f32(static_cast<const float*>(a.x), static_cast<float*>(a.y), a.batch, a.n,
@@ -19,9 +20,11 @@ int inverse_cpu(oc::Context& ctx) {
     else if constexpr (std::is_same_v<T, double>)
       return oc_inverse_f64(static_cast<const double*>(a.x), static_cast<double*>(a.y), a.batch,
                             a.n, par);
-    else
+    else if constexpr (std::is_same_v<T, oc::half>)
       return oc_inverse_f16(static_cast<const uint16_t*>(a.x), static_cast<uint16_t*>(a.y),
                             a.batch, a.n, par);
+    else
+      static_assert(oc::unhandled<T>, "Inverse: a declared element type with no CPU kernel");
   });
   if (err == OC_OUT_OF_MEMORY)  // the output is not the inverse: never return it
     return ctx.fail(OC_OUT_OF_MEMORY, "out of memory for the scratch space of %lld x %lld matrices",
@@ -29,6 +32,9 @@ int inverse_cpu(oc::Context& ctx) {
   return err;
 }
 
+// Y may be written over X: each matrix is read before its rows are written
+constexpr int32_t kInplace[] = {oc_ops::InverseSpec::in::X};
+
 }  // namespace
 
-OC_KERNEL(inverse, cpu, oc_ops::kInverseSpec, inverse_cpu)
+OC_KERNEL(inverse, cpu, oc_ops::InverseSpec::spec_inplace(kInplace), inverse_cpu)

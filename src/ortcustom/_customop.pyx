@@ -19,7 +19,8 @@ from ortcustom._kernel cimport *
 import contextlib
 import threading
 
-from .types import onnx_enum, name_of_enum
+from .op_table import lower
+from .types import name_of_enum
 
 ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
 ABI_VERSION = OC_ABI_VERSION
@@ -31,10 +32,7 @@ include "_shapes.pxi"
 include "_direct.pxi"
 
 _IO_KINDS = {OC_IO_REQUIRED: "required", OC_IO_OPTIONAL: "optional", OC_IO_VARIADIC: "variadic"}
-
-
-cdef int32_t _io_kind(io):
-    return OC_IO_VARIADIC if io.variadic else OC_IO_OPTIONAL if io.optional else OC_IO_REQUIRED
+_IO_CODES = dict(zip(_IO_KINDS.values(), _IO_KINDS.keys()))
 
 
 cdef class OpDef:
@@ -45,9 +43,11 @@ cdef class OpDef:
         self._mem = NULL
 
     def __init__(self, op, kernel=None):
-        """`kernel`: the op's NativeKernel (None for a Python op)."""
-        cdef Py_ssize_t n_in = len(op.inputs), n_out = len(op.outputs), n_at = len(op.attrs)
-        cdef Py_ssize_t width = n_in + n_out, n_rows, cells
+        """`kernel`: the op's NativeKernel (None for a Python op). The values come from
+        op_table.lower (the one builder of the table); this only copies them into C."""
+        t = lower(op)
+        cdef Py_ssize_t n_in = len(t.inputs), n_out = len(t.outputs), n_at = len(t.attrs)
+        cdef Py_ssize_t width = n_in + n_out, n_rows = len(t.bindings), cells
         cdef oc_io_def* ins
         cdef oc_io_def* outs
         cdef oc_attr_def* ats
@@ -59,8 +59,7 @@ cdef class OpDef:
         self.op = op
         self._keep = []
         keep = self._keep
-        self.types = tuple(op.type_bindings())
-        n_rows = len(self.types)
+        self.types = t.types
         cells = (max(n_rows * width, 1) + 1) // 2 * 2  # an even count: the pointers after stay aligned
         self._mem = calloc(1, (n_in + n_out) * sizeof(oc_io_def) + max(n_at, 1) * sizeof(oc_attr_def)
                            + cells * sizeof(int32_t) + (width + 2) * sizeof(char*)
@@ -74,15 +73,14 @@ cdef class OpDef:
         in_names = <const char**>(rows + cells)
         out_names = in_names + (n_in + 1)
         specs = <oc_attr_spec*>(out_names + (n_out + 1))
-        _fill_io(ins, in_names, op, op.inputs, keep)
-        _fill_io(outs, out_names, op, op.outputs, keep)
-        from .registry import normalize
-        for j, a in enumerate(op.attrs):
+        _fill_io(ins, in_names, t.inputs, keep)
+        _fill_io(outs, out_names, t.outputs, keep)
+        for j, a in enumerate(t.attrs):
             ats[j].name = specs[j].name = _b(a.name, keep)
             ats[j].kind = specs[j].kind = _KIND_CODES[a.kind]
             ats[j].required = a.required
             if not a.required:
-                fill_attr(&ats[j].value, ats[j].name, ats[j].kind, normalize(a, a.default), keep)
+                fill_attr(&ats[j].value, ats[j].name, ats[j].kind, a.default, keep)
             ats[j].has_min, ats[j].has_max = a.min is not None, a.max is not None
             ats[j].min = a.min if a.min is not None else 0
             ats[j].max = a.max if a.max is not None else 0
@@ -91,18 +89,16 @@ cdef class OpDef:
                 keep.append(buf)
                 ats[j].n_choices = len(buf)
                 ats[j].choices = <const int64_t*><size_t>buf.buffer_info()[0]
-        for r, binding in enumerate(self.types):
-            for j, io in enumerate(tuple(op.inputs) + tuple(op.outputs)):
-                rows[r * width + j] = onnx_enum(binding.get(io.type, io.type))
+        for r, row in enumerate(t.bindings):
+            for j in range(width):
+                rows[r * width + j] = row[j]
         d = &self.d
-        d.name = _b(op.name, keep)
-        d.since = op.since
-        d.until = op.until if op.until is not None else 0x7fffffff
+        d.name = _b(t.name, keep)
+        d.since, d.until = t.since, t.until
         d.n_inputs, d.n_outputs, d.n_attrs, d.n_bindings = n_in, n_out, n_at, n_rows
         d.inputs, d.outputs, d.attrs, d.bindings = ins, outs, ats, rows
-        d.accepted = _b(op.accepted_types(), keep)
-        d.host_shapes = any(callable(o.shape) for o in op.outputs)
-        d.host_checks = any(a.check is not None for a in op.attrs)
+        d.accepted = _b(t.accepted, keep)
+        d.host_shapes, d.host_checks = t.host_shapes, t.host_checks
         d.host_data = <PyObject*>self
         if kernel is not None:
             d.cpu = <const oc_kernel*><size_t>kernel.cpu
@@ -123,16 +119,11 @@ cdef class OpDef:
         free(self._mem)
 
 
-cdef int _fill_io(oc_io_def* d, const char** names, op, ios, list keep) except -1:
-    inputs = [i.name for i in op.inputs]
+cdef int _fill_io(oc_io_def* d, const char** names, tuple ios, list keep) except -1:
     for j, io in enumerate(ios):
         d[j].name = names[j] = _b(io.name, keep)
-        d[j].kind = _io_kind(io)
-        d[j].cpu = getattr(io, "cpu", False)
-        d[j].min_arity = io.min_arity
-        d[j].homogeneous = io.homogeneous
-        d[j].shape_of = inputs.index(io.shape) if isinstance(getattr(io, "shape", None), str) else -1
-        d[j].constrained = io.type in op.types
+        d[j].kind, d[j].cpu, d[j].min_arity = _IO_CODES[io.kind], io.cpu, io.min_arity
+        d[j].homogeneous, d[j].shape_of, d[j].constrained = io.homogeneous, io.shape_of, io.constrained
     return 0
 
 

@@ -23,8 +23,9 @@ import weakref
 import numpy as np
 
 from . import _customop, native
+from .op_table import binding_row
 from .registry import InvalidAttribute, Op, checked
-from .types import ELEMENT_TYPES, numpy_dtype, onnx_enum
+from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 
@@ -225,7 +226,7 @@ class _Plan:
         self.kernel = op.kernel
         self.inplace = {_CPU: _inplace(self.kernel.cpu), _CUDA: _inplace(self.kernel.cuda)}
         self.op_def = native.op_def(op)
-        self.rows = {}  # binding (element types of the constraints) -> the kernel's dtype row
+        self.rows = {}  # binding (element types of the constraints) -> (dtype row, output dtypes)
 
 
 def _inplace(addr):
@@ -306,8 +307,13 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         if allowed and binding.setdefault(d.type, x.type) != x.type:
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
                             f"{numpy_dtype(binding[d.type])} from an earlier input")
-    out_dtypes = [numpy_dtype(binding.get(o.type) or op.types[o.type][0] if o.type in op.types else o.type)
-                  for o in op.outputs]
+    key = tuple(binding.items())
+    typed = plan.rows.get(key)
+    if typed is None:  # the binding's element types (inputs, outputs), once per binding; a constraint
+        # only absent inputs have takes its first type, as the outputs do
+        row = binding_row(op, binding)
+        typed = plan.rows[key] = (row, [numpy_dtype(name_of_enum(e)) for e in row[len(decls):]])
+    row, out_dtypes = typed
     values = dict(plan.defaults)
     for k, v in attrs.items():
         a = plan.attrs.get(k)
@@ -331,12 +337,6 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
-    row = plan.rows.get(tuple(binding.items()))
-    if row is None:  # the binding's element types (inputs, outputs), once per binding; a constraint
-        # only absent inputs have takes its first type, as the outputs do
-        row = plan.rows[tuple(binding.items())] = tuple(
-            onnx_enum(binding.get(d.type) or op.types[d.type][0] if d.type in op.types else d.type) for d in decls
-        ) + tuple(onnx_enum(_TYPE_OF_DTYPE[np.dtype(dt)]) for dt in out_dtypes)
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
                          threads() if device == _CPU else 1, device_id, s)
     res = c.results

@@ -1,8 +1,11 @@
 """The C++ source of a plain custom-op library, generated from Python declarations at build time.
 
     python -m ortcustom library-source [--path DIR] MODULE:ATTR [MODULE:ATTR ...] -o table.cpp
+        [--header spec.h [--namespace NS]] [--list]
 
-ATTR names a Domain (or a list of them) in MODULE. The output holds the domains' declarations as
+ATTR names a Domain (or a list of them) in MODULE. `--header` writes the kernels' interface
+(kernel_header.py), `--list` the kernels the declarations name and the files they come from (for a
+build configuring itself). The table holds the domains' declarations (op_table.lower's values) as
 static oc_op_def data (ortcustom/op_def.h) and the library's exported `RegisterCustomOps`, which
 hands them to the glue (ortcustom/glue/). Compiled with the glue's sources and the kernels into one
 shared library, it is what ONNX Runtime loads by path with no Python: C/C++, C#, Java, Triton.
@@ -17,6 +20,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 
 from .types import ATTR_KINDS
@@ -26,6 +30,10 @@ def _c(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)  # a valid C string literal for any text
 
 
+def c_attr_kind(kind: str) -> str:
+    return ATTR_KINDS[kind].c_enum  # kernel.h's oc_attr_kind names
+
+
 def kernel_name(op) -> str:
     native = op.native
     if isinstance(native, str):
@@ -33,19 +41,15 @@ def kernel_name(op) -> str:
     return native.name  # a NativeKernel
 
 
-def _io(op, ios, inputs=None) -> str:
-    rows = []
-    for io in ios:
-        kind = 2 if io.variadic else 1 if io.optional else 0
-        shape_of = [i.name for i in inputs].index(io.shape) if inputs is not None and isinstance(io.shape, str) else -1
-        rows.append(f"{{{_c(io.name)}, {kind}, {int(getattr(io, 'cpu', False))}, {io.min_arity}, "
-                    f"{int(io.homogeneous)}, {shape_of}, {int(io.type in op.types)}}}")
+def _io(ios) -> str:
+    rows = [f"{{{_c(io.name)}, OC_IO_{io.kind.upper()}, {int(io.cpu)}, {io.min_arity}, {int(io.homogeneous)}, "
+            f"{io.shape_of}, {int(io.constrained)}}}" for io in ios]
     return ", ".join(rows) or "{}"
 
 
-def _attr_value(tag: str, a, value) -> tuple[str, str]:
-    """(extra declarations, the oc_attr initializer) of a default value."""
-    kind = ATTR_KINDS[a.kind].c_enum
+def _attr_value(tag: str, a) -> tuple[str, str]:
+    """(extra declarations, the oc_attr initializer) of a's default (a: an op_table.AttrDef)."""
+    value = a.default
     i, f, s, ints, floats, count, pre = 0, 0.0, "nullptr", "nullptr", "nullptr", 1, ""
     if value is None:
         pass
@@ -61,13 +65,50 @@ def _attr_value(tag: str, a, value) -> tuple[str, str]:
     else:
         pre = f"const float {tag}[] = {{{', '.join(repr(float(v)) + 'f' for v in value) or '0'}}};\n"
         floats, count = tag, len(value)
-    init = (f"{{{_c(a.name)}, {kind}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}}}")
+    init = (f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}}}")
     return pre, init
 
 
+def _notes(d, op) -> None:
+    if op.native is None:
+        raise ValueError(f"{d.name}::{op.name} has a Python kernel: a plain library holds native ops only")
+    if any(a.check is not None for a in op.attrs):
+        print(f"ortcustom library-source: note: {d.name}::{op.name}'s attribute check= functions are "
+              f"Python's: the plain library checks min/max/choices and what the kernel's create checks",
+              file=sys.stderr)
+    if any(callable(o.shape) for o in op.outputs):
+        print(f"ortcustom library-source: note: {d.name}::{op.name}'s Python shape rules stay in "
+              f"Python; the plain library leaves those outputs' shapes to run time", file=sys.stderr)
+
+
+def _op_def(t: str, table) -> list[str]:
+    """The C of one op's oc_op_def named `t` (table: an op_table.OpTable), kernels bound later."""
+    out, attrs = [], []
+    for ai, a in enumerate(table.attrs):
+        pre, init = _attr_value(f"{t}_a{ai}", a)
+        if pre:
+            out.append(pre.rstrip("\n"))
+        choices = "nullptr"
+        if a.choices is not None:
+            out.append(f"const int64_t {t}_c{ai}[] = {{{', '.join(map(str, a.choices))}}};")
+            choices = f"{t}_c{ai}"
+        attrs.append(f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, {int(a.required)}, {init}, "
+                     f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
+                     f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
+    rows = [v for row in table.bindings for v in row]
+    return out + [
+        f"const oc_io_def {t}_in[] = {{{_io(table.inputs)}}};",
+        f"const oc_io_def {t}_out[] = {{{_io(table.outputs)}}};",
+        f"const oc_attr_def {t}_attrs[] = {{{', '.join(attrs) or '{}'}}};",
+        f"const int32_t {t}_rows[] = {{{', '.join(map(str, rows))}}};",
+        f"oc_op_def {t} = {{{_c(table.name)}, {table.since}, {table.until}, {len(table.inputs)}, "
+        f"{len(table.outputs)}, {len(table.attrs)}, {len(table.bindings)}, {t}_in, {t}_out, {t}_attrs, "
+        f"{t}_rows, {_c(table.accepted)}, nullptr, nullptr, 0, 0, nullptr}};",  # no Python hooks here
+        ""]
+
+
 def generate(domains, source: str) -> str:
-    from .registry import normalize
-    from .types import onnx_enum
+    from .op_table import lower
 
     out = [f"// Generated by `python -m ortcustom library-source` from {source}: do not edit.",
            '#include <mutex>', '', '#include "glue.h"', '', 'extern "C" {']
@@ -81,37 +122,8 @@ def generate(domains, source: str) -> str:
         refs = []
         for oi, op in enumerate(d.ops):
             t = f"k{di}_{oi}"
-            if op.native is None:
-                raise ValueError(f"{d.name}::{op.name} has a Python kernel: a plain library holds native ops only")
-            if any(a.check is not None for a in op.attrs):
-                print(f"ortcustom library-source: note: {d.name}::{op.name}'s attribute check= functions are "
-                      f"Python's: the plain library checks min/max/choices and what the kernel's create checks",
-                      file=sys.stderr)
-            if any(callable(o.shape) for o in op.outputs):
-                print(f"ortcustom library-source: note: {d.name}::{op.name}'s Python shape rules stay in "
-                      f"Python; the plain library leaves those outputs' shapes to run time", file=sys.stderr)
-            attrs = []
-            for ai, a in enumerate(op.attrs):
-                pre, init = _attr_value(f"{t}_a{ai}", a, None if a.required else normalize(a, a.default))
-                if pre:
-                    out.append(pre.rstrip("\n"))
-                choices = "nullptr"
-                if a.choices is not None:
-                    out.append(f"const int64_t {t}_c{ai}[] = {{{', '.join(str(int(c)) for c in a.choices)}}};")
-                    choices = f"{t}_c{ai}"
-                attrs.append(f"{{{_c(a.name)}, {ATTR_KINDS[a.kind].c_enum}, {int(a.required)}, {init}, "
-                             f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
-                             f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
-            rows = [onnx_enum(b.get(io.type, io.type)) for b in op.type_bindings()
-                    for io in tuple(op.inputs) + tuple(op.outputs)]
-            out += [f"const oc_io_def {t}_in[] = {{{_io(op, op.inputs)}}};",
-                    f"const oc_io_def {t}_out[] = {{{_io(op, op.outputs, op.inputs)}}};",
-                    f"const oc_attr_def {t}_attrs[] = {{{', '.join(attrs) or '{}'}}};",
-                    f"const int32_t {t}_rows[] = {{{', '.join(map(str, rows))}}};",
-                    f"oc_op_def {t} = {{{_c(op.name)}, {op.since}, {op.until if op.until is not None else 'INT32_MAX'}, "
-                    f"{len(op.inputs)}, {len(op.outputs)}, {len(op.attrs)}, {len(op.type_bindings())}, "
-                    f"{t}_in, {t}_out, {t}_attrs, {t}_rows, {_c(op.accepted_types())}, nullptr, nullptr, 0, 0, nullptr}};",
-                    ""]
+            _notes(d, op)
+            out += _op_def(t, lower(op))
             k = kernel_name(op)
             bind += [f"  {t}.cpu = ortcustom_kernel_{k}_cpu ? ortcustom_kernel_{k}_cpu() : nullptr;",
                      f"  {t}.cuda = ortcustom_kernel_{k}_cuda ? ortcustom_kernel_{k}_cuda() : nullptr;"]
@@ -200,11 +212,35 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m ortcustom library-source", description=__doc__.split("\n")[0])
     p.add_argument("refs", nargs="+", metavar="MODULE:ATTR")
     p.add_argument("--path", action="append", default=[], help="import MODULE from here first (a source tree)")
-    p.add_argument("-o", "--output", required=True)
+    p.add_argument("-o", "--output", help="the library's table (C++)")
+    p.add_argument("--header", help="the kernels' spec header (C++): ortcustom/kernel_header.py")
+    p.add_argument("--namespace", help="the header's namespace (default: PACKAGE::spec, PACKAGE the first "
+                                       "MODULE's top package)")
+    p.add_argument("--list", action="store_true",
+                   help="print the kernels the declarations name ('kernel NAME') and the Python files they were "
+                        "read from ('file PATH', those under --path): for a build configuring itself")
     a = p.parse_args(argv)
+    if not (a.output or a.header or a.list):
+        p.error("give -o TABLE.cpp, --header SPEC.h, --list or several")
     sys.path[:0] = a.path
-    text = generate(load_domains(a.refs), " ".join(a.refs))
-    with open(a.output, "w") as f:
-        f.write(text)
+    domains, source = load_domains(a.refs), " ".join(a.refs)
+    if a.list:
+        for name in dict.fromkeys(kernel_name(op) for d in domains for op in d.ops if op.native is not None):
+            print("kernel", name)
+        roots = [os.path.abspath(r) + os.sep for r in a.path]
+        for m in list(sys.modules.values()):
+            f = getattr(m, "__file__", None)
+            if f and any(os.path.abspath(f).startswith(r) for r in roots):
+                print("file", os.path.abspath(f))
+    if a.output:
+        _write(a.output, generate(domains, source))
+    if a.header:
+        from .kernel_header import generate as header
+
+        _write(a.header, header(domains, source, a.namespace or a.refs[0].partition(".")[0].partition(":")[0] + "::spec"))
     return 0
 
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)

@@ -5,25 +5,24 @@
 // a float one); scale and bias (C,); the attribute epsilon.
 #include <cmath>
 
-#include "ortcustom/kernel.hpp"
+#include "custom_group_norm_spec.h"  // generated from the declaration (src/custom_group_norm)
 
 namespace {
 
-const char* const kInputs[] = {"X", "num_groups", "scale", "bias", nullptr};
-const char* const kOutputs[] = {"Y", nullptr};
-enum { kEpsilon };
-const oc_attr_spec kAttrs[] = {{"epsilon", OC_ATTR_FLOAT}, {nullptr, 0}};
-// X, num_groups, scale, bias, Y: T float or double, num_groups (G) float or int64
-constexpr int32_t kSignatures[][5] = {
-    {OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_FLOAT, OC_INT64, OC_FLOAT, OC_FLOAT, OC_FLOAT},
-    {OC_DOUBLE, OC_FLOAT, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}, {OC_DOUBLE, OC_INT64, OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}};
-constexpr oc::Spec kSpec = {kInputs, kOutputs, kAttrs, OC_SIGNATURES(kSignatures), nullptr};
+// X, num_groups, scale, bias, Y; attribute epsilon; T: X's element types, G: num_groups'
+using Spec = custom_group_norm::spec::group_norm;
+using in = Spec::in;
 
 // num_groups, validated: one positive whole number dividing C.
 int read_groups(oc::Context& ctx, int64_t channels, int64_t* groups) {
-  const oc_tensor& g = ctx.input(1);
-  if (g.size != 1) return ctx.bad_shape(1, "num_groups", "expected one value");
-  double v = g.dtype == OC_INT64 ? static_cast<double>(*ctx.data<int64_t>(1)) : *ctx.data<float>(1);
+  const oc_tensor& g = ctx.input(in::num_groups);
+  if (g.size != 1) return ctx.bad_shape(in::num_groups, "num_groups", "expected one value");
+  double v = 0;
+  if (int rc = oc::dispatch<Spec::types::G>(ctx, g.dtype, [&](auto tag) {
+        v = static_cast<double>(*ctx.data<decltype(tag)>(in::num_groups));
+        return static_cast<int>(OC_OK);
+      }))
+    return rc;
   if (!(v >= 1) || v != std::floor(v) || std::fmod(static_cast<double>(channels), v) != 0)
     return ctx.fail(OC_INVALID_ARGUMENT,
                     "num_groups must be a positive whole number dividing the %lld channels of X, "
@@ -49,25 +48,28 @@ void normalize_group(const T* x, const T* scale, const T* bias, T* y, int64_t ch
 }
 
 int group_norm(oc::Context& ctx) {
-  const oc_tensor& x = ctx.input(0);
-  if (x.rank < 2) return ctx.bad_shape(0, "X", "expected (N, C, ...): rank 2 or more");
+  const oc_tensor& x = ctx.input(in::X);
+  if (x.rank < 2) return ctx.bad_shape(in::X, "X", "expected (N, C, ...): rank 2 or more");
   const int64_t N = x.shape[0], C = x.shape[1];
   int64_t groups;
   if (int rc = read_groups(ctx, C, &groups)) return rc;
-  const char* names[] = {"scale", "bias"};
-  for (int32_t i = 2; i < 4; ++i)
-    if (ctx.input(i).rank != 1 || ctx.input(i).shape[0] != C)
-      return ctx.bad_shape(i, names[i - 2], "expected (C,), C the channels of X");
-  return oc::dispatch<float, double>(ctx, x.dtype, [&](auto tag) {
+  const struct {
+    int32_t i;
+    const char* name;
+  } per_channel[] = {{in::scale, "scale"}, {in::bias, "bias"}};
+  for (const auto& c : per_channel)
+    if (ctx.input(c.i).rank != 1 || ctx.input(c.i).shape[0] != C)
+      return ctx.bad_shape(c.i, c.name, "expected (C,), C the channels of X");
+  return oc::dispatch<Spec::types::T>(ctx, x.dtype, [&](auto tag) {
     using T = decltype(tag);
     T* y;
-    if (int rc = ctx.output(0, x, &y)) return rc;
+    if (int rc = ctx.output(Spec::out::Y, x, &y)) return rc;
     if (y == nullptr || x.size == 0) return static_cast<int>(OC_OK);
-    const T* xd = ctx.data<T>(0);
-    const T* scale = ctx.data<T>(2);
-    const T* bias = ctx.data<T>(3);
+    const T* xd = ctx.data<T>(in::X);
+    const T* scale = ctx.data<T>(in::scale);
+    const T* bias = ctx.data<T>(in::bias);
     const int64_t per_group = C / groups, spatial = x.size / (N * C);
-    const double eps = ctx.attr_float(kEpsilon);
+    const double eps = Spec::attr::epsilon(ctx);
     ctx.parallel_for(static_cast<size_t>(N * groups), [&](size_t i) {  // one (sample, group) each
       const int64_t g = static_cast<int64_t>(i) % groups;
       const int64_t offset = static_cast<int64_t>(i) * per_group * spatial;  // groups are contiguous
@@ -80,4 +82,4 @@ int group_norm(oc::Context& ctx) {
 
 }  // namespace
 
-OC_KERNEL(group_norm, cpu, kSpec, group_norm)
+OC_KERNEL(group_norm, cpu, Spec::spec, group_norm)

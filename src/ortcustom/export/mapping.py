@@ -15,12 +15,13 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse
+from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse, library_domains
 from ..registry import Domain, Op
 
-DEFAULT_DOMAINS = {"Inverse": "com.microsoft", "GroupNorm": "ortcustom"}
-"""Where the built-in ops go by default: ORT's contrib com.microsoft::Inverse means the same as
-ours; GroupNorm goes to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
+DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
+"""Where the built-in ops go by default: the first domain of ortcustom's plain library that has them
+(ops.library_domains): ORT's contrib com.microsoft::Inverse means the same as ours; GroupNorm goes
+to "ortcustom" (com.microsoft::GroupNorm is ORT's own, different, CUDA-only op)."""
 
 METADATA_KEY = "ortcustom.ops"  # model metadata: "domain::name=BuiltinOp;..." for domains()
 

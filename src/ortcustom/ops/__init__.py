@@ -1,4 +1,5 @@
 """The built-in ops. Add one to a domain: `ortcustom.Domain("com.microsoft").add(Inverse)`."""
+from ..registry import Domain, Op
 from . import contrib
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
@@ -10,8 +11,8 @@ ALL = (Inverse, GroupNorm)  # ortcustom's own ops; ORT's contrib ops are in cont
 def library_domains():
     """What ortcustom.get_library_path()'s plain library registers (its build reads this):
     com.microsoft::Inverse (what exporters write for torch.inverse) and the `ortcustom` domain."""
-    from ..registry import Domain
-
     return [Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(*ALL)]
 
-__all__ = ["ContribGroupNorm", "GroupNorm", "Inverse", "SkipGroupNorm", "ALL", "contrib"]
+
+# the declarations' names (a new op's import is its entry here)
+__all__ = ["ALL", "contrib", *sorted(name for name, value in globals().items() if isinstance(value, Op))]

@@ -15,6 +15,11 @@
 // Typed views, element-type dispatch that fails clearly on a type it was not written for, printf
 // style errors, a parallel-for taking lambdas, and OC_KERNEL, which exports the kernel (and, for
 // CUDA, makes the inputs' device current and catches C++ exceptions at the ABI boundary).
+//
+// A package's build generates each kernel's interface from its Python declaration
+// (`python -m ortcustom library-source --header`, ortcustom/kernel_header.py): a struct with the
+// kMyAddSpec above (`spec`), input/output indices, typed attribute accessors and each type
+// constraint's element types for dispatch<>: `oc::dispatch<Spec::types::T>(ctx, dtype, f)`.
 #ifndef ORTCUSTOM_KERNEL_HPP
 #define ORTCUSTOM_KERNEL_HPP
 
@@ -33,43 +38,74 @@
 
 namespace oc {
 
-// float16 storage: IEEE binary16 bits (ortcustom/half.h converts them).
+// float16 and bfloat16 storage: the bits (ortcustom/half.h converts float16).
 struct half {
   uint16_t bits;
 };
+struct bfloat16 {
+  uint16_t bits;
+};
 
+// The C++ type of each element type a kernel takes: (type, oc_dtype, name).
+#define OC_ELEMENT_TYPES(X)                                                                         \
+  X(float, OC_FLOAT, "float") X(double, OC_DOUBLE, "double") X(half, OC_FLOAT16, "float16")        \
+  X(bfloat16, OC_BFLOAT16, "bfloat16") X(int8_t, OC_INT8, "int8") X(uint8_t, OC_UINT8, "uint8")    \
+  X(int16_t, OC_INT16, "int16") X(uint16_t, OC_UINT16, "uint16") X(int32_t, OC_INT32, "int32")     \
+  X(uint32_t, OC_UINT32, "uint32") X(int64_t, OC_INT64, "int64") X(uint64_t, OC_UINT64, "uint64")  \
+  X(bool, OC_BOOL, "bool")
+
+// dtype_of<T>::value: T's oc_dtype; type_of<D>::type: the C++ type of oc_dtype D.
 template <class T>
 struct dtype_of;
-template <> struct dtype_of<float> { static constexpr int32_t value = OC_FLOAT; };
-template <> struct dtype_of<double> { static constexpr int32_t value = OC_DOUBLE; };
-template <> struct dtype_of<half> { static constexpr int32_t value = OC_FLOAT16; };
-template <> struct dtype_of<int8_t> { static constexpr int32_t value = OC_INT8; };
-template <> struct dtype_of<uint8_t> { static constexpr int32_t value = OC_UINT8; };
-template <> struct dtype_of<int16_t> { static constexpr int32_t value = OC_INT16; };
-template <> struct dtype_of<uint16_t> { static constexpr int32_t value = OC_UINT16; };
-template <> struct dtype_of<int32_t> { static constexpr int32_t value = OC_INT32; };
-template <> struct dtype_of<uint32_t> { static constexpr int32_t value = OC_UINT32; };
-template <> struct dtype_of<int64_t> { static constexpr int32_t value = OC_INT64; };
-template <> struct dtype_of<uint64_t> { static constexpr int32_t value = OC_UINT64; };
-template <> struct dtype_of<bool> { static constexpr int32_t value = OC_BOOL; };
+template <int32_t D>
+struct type_of;
+#define OC_ELEMENT_TYPE_TRAITS(T, D, NAME)                                                          \
+  template <> struct dtype_of<T> { static constexpr int32_t value = D; };                          \
+  template <> struct type_of<D> { using type = T; };
+OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_TRAITS)
+#undef OC_ELEMENT_TYPE_TRAITS
 
 inline const char* dtype_name(int32_t t) {
-  switch (t) {
-    case OC_FLOAT: return "float";
-    case OC_DOUBLE: return "double";
-    case OC_FLOAT16: return "float16";
-    case OC_BFLOAT16: return "bfloat16";
-    case OC_INT8: return "int8";
-    case OC_UINT8: return "uint8";
-    case OC_INT16: return "int16";
-    case OC_UINT16: return "uint16";
-    case OC_INT32: return "int32";
-    case OC_UINT32: return "uint32";
-    case OC_INT64: return "int64";
-    case OC_UINT64: return "uint64";
-    case OC_BOOL: return "bool";
-    default: return "undefined";
-  }
+#define OC_ELEMENT_TYPE_NAME(T, D, NAME) \
+  if (t == D) return NAME;
+  OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_NAME)
+#undef OC_ELEMENT_TYPE_NAME
+  return "undefined";
+}
+
+// A list of element types, for dispatch: oc::dispatch<types<float, double>>(ctx, dtype, f).
+// A generated spec (python -m ortcustom library-source --header) gives each type constraint's
+// list: oc::dispatch<Spec::types::T>(...).
+template <class... Ts>
+struct types {};
+template <int32_t... Ds>
+using types_of = types<typename type_of<Ds>::type...>;
+
+// false for every T: `else static_assert(oc::unhandled<T>, "...")` ends an if-constexpr chain over
+// a dispatched type, so that a type added to the declaration is a compile error, not a silent
+// fall into another type's branch.
+template <class T>
+inline constexpr bool unhandled = false;
+
+// An ints or floats attribute's values.
+template <class T>
+struct array_view {
+  const T* data;
+  int64_t size;
+  const T* begin() const { return data; }
+  const T* end() const { return data + size; }
+  const T& operator[](int64_t i) const { return data[i]; }
+};
+
+// attr_value<kind>(a): an attribute's value as the C++ type of its oc_attr_kind.
+template <int32_t Kind>
+inline auto attr_value(const oc_attr& a) {
+  if constexpr (Kind == OC_ATTR_INT) return static_cast<int64_t>(a.i);
+  else if constexpr (Kind == OC_ATTR_FLOAT) return static_cast<double>(a.f);  // float32-rounded
+  else if constexpr (Kind == OC_ATTR_STRING) return static_cast<const char*>(a.s);  // count bytes, NUL-terminated
+  else if constexpr (Kind == OC_ATTR_INTS) return array_view<int64_t>{a.ints, a.count};
+  else if constexpr (Kind == OC_ATTR_FLOATS) return array_view<float>{a.floats, a.count};
+  else static_assert(Kind < 0, "not an oc_attr_kind");
 }
 
 // "(2, 3)" into buf, as Python prints a shape ("(4,)" for one dim).
@@ -167,16 +203,33 @@ class Context {
   oc_context* c_;
 };
 
-// Calls f(T{}) for the T among Ts whose element type is `dtype`; anything else is an error that
-// names the type (never a silent fall-through to another type's code).
+namespace detail {
+template <class T>
+struct is_types : std::false_type {};
+template <class... Ts>
+struct is_types<types<Ts...>> : std::true_type {};
+
 template <class... Ts, class F>
-int dispatch(Context& ctx, int32_t dtype, F&& f) {
+int dispatch_over(types<Ts...>, Context& ctx, int32_t dtype, F& f) {
   int rc = -1;
   bool hit = ((dtype == dtype_of<Ts>::value ? (rc = f(Ts{}), true) : false) || ...);
   if (!hit) {
     return ctx.fail(OC_INVALID_ARGUMENT, "no kernel for element type %s", dtype_name(dtype));
   }
   return rc;
+}
+}  // namespace detail
+
+// Calls f(T{}) for the T among Ts whose element type is `dtype`; anything else is an error that
+// names the type (never a silent fall-through to another type's code).
+template <class... Ts, class F, std::enable_if_t<!(detail::is_types<Ts>::value || ...), int> = 0>
+int dispatch(Context& ctx, int32_t dtype, F&& f) {
+  return detail::dispatch_over(types<Ts...>{}, ctx, dtype, f);
+}
+// The same over a list: dispatch<types<float, double>>(...), dispatch<Spec::types::T>(...).
+template <class List, class F, std::enable_if_t<detail::is_types<List>::value, int> = 0>
+int dispatch(Context& ctx, int32_t dtype, F&& f) {
+  return detail::dispatch_over(List{}, ctx, dtype, f);
 }
 
 // What a kernel declares about itself: checked against the op's declaration when attached.

@@ -1,9 +1,10 @@
 /* ortcustom/op_def.h: an op's declaration as C data, what the glue registers with ONNX Runtime.
  *
- * Nobody writes these by hand: `python -m ortcustom library-source` generates a package's table
- * from its Python declarations (ortcustom.Op) at build time, for the plain custom-op library that
- * ONNX Runtime loads by path with no Python; the Python module fills the same structs at run time
- * for `ortcustom.session_options`. One glue (ortcustom/glue/) serves both.
+ * Nobody writes these by hand: ortcustom.op_table.lower(op) gives their values from the Python
+ * declaration (ortcustom.Op); `python -m ortcustom library-source` prints them as a package's table
+ * at build time, for the plain custom-op library that ONNX Runtime loads by path with no Python,
+ * and the Python module copies them into the same structs at run time for
+ * `ortcustom.session_options`. One glue (ortcustom/glue/) serves both.
  */
 #ifndef ORTCUSTOM_OP_DEF_H
 #define ORTCUSTOM_OP_DEF_H

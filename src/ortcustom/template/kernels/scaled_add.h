@@ -1,23 +1,14 @@
-// ScaledAdd's kernel spec (what ortcustom checks against the op's declaration in ops.py) and its
-// input checks, shared by the CPU and the CUDA kernel.
+// ScaledAdd's input checks, shared by the CPU and the CUDA kernel. Its interface (input, output
+// and attribute names, the element types T takes, the spec ortcustom checks) is myops_spec.h,
+// which the build generates from the declaration in src/myops/ops.py: change it there.
 #ifndef MYOPS_SCALED_ADD_H
 #define MYOPS_SCALED_ADD_H
 
-#include "ortcustom/kernel.hpp"
+#include "myops_spec.h"
 
 namespace myops {
 
-// Names and order exactly as the declaration: inputs, outputs, attributes (with their kinds).
-inline constexpr const char* kScaledAddInputs[] = {"X", "Y", nullptr};
-inline constexpr const char* kScaledAddOutputs[] = {"Z", nullptr};
-enum { kAlpha };  // index into kScaledAddAttrs, and into ctx.attr_*()
-inline constexpr oc_attr_spec kScaledAddAttrs[] = {{"alpha", OC_ATTR_FLOAT}, {nullptr, 0}};
-// The element types of X, Y and Z, one row per type the op's declaration binds T to.
-inline constexpr int32_t kScaledAddSignatures[][3] = {
-    {OC_FLOAT, OC_FLOAT, OC_FLOAT}, {OC_DOUBLE, OC_DOUBLE, OC_DOUBLE}, {OC_FLOAT16, OC_FLOAT16, OC_FLOAT16}};
-inline constexpr int32_t kScaledAddInplace[] = {0};  // Z may be written over X: elementwise
-inline constexpr oc::Spec kScaledAddSpec = {kScaledAddInputs, kScaledAddOutputs, kScaledAddAttrs,
-                                            OC_SIGNATURES(kScaledAddSignatures), kScaledAddInplace};
+using ScaledAddSpec = spec::scaled_add;  // in::X, in::Y, out::Z, attr::alpha(ctx), types::T, spec
 
 struct ScaledAddArgs {
   const void* x;
@@ -29,21 +20,22 @@ struct ScaledAddArgs {
 
 // X and Y of one shape (ORT has already checked that both have the element type T); allocates Z.
 inline int scaled_add_prepare(oc::Context& ctx, ScaledAddArgs* a) {
-  const oc_tensor& x = ctx.input(0);
-  const oc_tensor& y = ctx.input(1);
+  using in = ScaledAddSpec::in;
+  const oc_tensor& x = ctx.input(in::X);
+  const oc_tensor& y = ctx.input(in::Y);
   bool same = x.rank == y.rank;
   for (int32_t d = 0; same && d < x.rank; ++d) same = x.shape[d] == y.shape[d];
   if (!same) {
     char xs[256], what[300];
     snprintf(what, sizeof what, "expected the shape of X, %s", oc::shape_str(x, xs, sizeof xs));
-    return ctx.bad_shape(1, "Y", what);
+    return ctx.bad_shape(in::Y, "Y", what);
   }
-  if (int rc = ctx.output(0, x, &a->z)) return rc;
+  if (int rc = ctx.output(ScaledAddSpec::out::Z, x, &a->z)) return rc;
   if (x.size == 0) a->z = nullptr;
   a->x = x.data;
   a->y = y.data;
   a->n = x.size;
-  a->alpha = ctx.attr_float(kAlpha);
+  a->alpha = ScaledAddSpec::attr::alpha(ctx);
   return OC_OK;
 }
 

@@ -27,7 +27,9 @@ int scaled_add_cpu(oc::Context& ctx) {
   myops::ScaledAddArgs a;
   if (int rc = myops::scaled_add_prepare(ctx, &a)) return rc;
   if (a.z == nullptr) return OC_OK;
-  return oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
+  using Spec = myops::ScaledAddSpec;
+  // one instance per element type the declaration gives T; scaled_add() has an overload for each
+  return oc::dispatch<Spec::types::T>(ctx, ctx.input(Spec::in::X).dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(a.x);
     const T* y = static_cast<const T*>(a.y);
@@ -41,7 +43,9 @@ int scaled_add_cpu(oc::Context& ctx) {
   });
 }
 
+constexpr int32_t kInplace[] = {myops::ScaledAddSpec::in::X};  // Z may be written over X: elementwise
+
 }  // namespace
 
 // exports ortcustom_kernel_scaled_add_cpu(): Op(native="myops._kernels:scaled_add") finds it
-OC_KERNEL(scaled_add, cpu, myops::kScaledAddSpec, scaled_add_cpu)
+OC_KERNEL(scaled_add, cpu, myops::ScaledAddSpec::spec_inplace(kInplace), scaled_add_cpu)

@@ -29,7 +29,8 @@ int scaled_add_cuda(oc::Context& ctx) {
   cudaStream_t s = static_cast<cudaStream_t>(ctx.stream());
   const int threads = 256;
   const int blocks = static_cast<int>(std::min<int64_t>((a.n + threads - 1) / threads, 65535));
-  int rc = oc::dispatch<float, double, oc::half>(ctx, ctx.input(0).dtype, [&](auto tag) {
+  using Spec = myops::ScaledAddSpec;
+  int rc = oc::dispatch<Spec::types::T>(ctx, ctx.input(Spec::in::X).dtype, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, oc::half>)
       scaled_add_f16<<<blocks, threads, 0, s>>>(static_cast<const __half*>(a.x),
@@ -46,7 +47,9 @@ int scaled_add_cuda(oc::Context& ctx) {
   return OC_OK;
 }
 
+constexpr int32_t kInplace[] = {myops::ScaledAddSpec::in::X};  // Z may be written over X: elementwise
+
 }  // namespace
 
 // exports ortcustom_kernel_scaled_add_cuda(): the same op, on ORT's CUDA provider and GPU arrays
-OC_KERNEL(scaled_add, cuda, myops::kScaledAddSpec, scaled_add_cuda)
+OC_KERNEL(scaled_add, cuda, myops::ScaledAddSpec::spec_inplace(kInplace), scaled_add_cuda)
