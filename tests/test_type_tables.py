@@ -30,10 +30,11 @@ def test_kernel_h_dtype_enum_is_the_element_type_table():
     assert all(t.onnx == getattr(onnx.TensorProto, t.name.upper()) for t in ELEMENT_TYPES.values())
 
 
-def test_kernel_hpp_prints_each_type_by_its_table_name():
+def test_kernel_hpp_types_and_names_are_the_table():
     hpp = (SRC / "include" / "ortcustom" / "kernel.hpp").read_text()
-    names = dict(re.findall(r'case (OC_\w+): return "(\w+)";', hpp[hpp.index("dtype_name"):]))
-    assert names == {t.c_enum: t.name for t in ELEMENT_TYPES.values()}
+    rows = re.findall(r'X\((\w+), (OC_\w+), "(\w+)"\)', hpp)
+    assert {enum: (ctype, name) for ctype, enum, name in rows} == {
+        t.c_enum: (t.c_type, t.name) for t in ELEMENT_TYPES.values()}
 
 
 def test_kernel_h_attr_kind_enum_and_glue_names_are_the_kind_table():

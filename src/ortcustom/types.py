@@ -18,7 +18,7 @@ class ElementType:
     name: str
     onnx: int                 # TensorProto.DataType, = kernel.h's oc_dtype value
     c_enum: str               # kernel.h's enumerator
-    c_type: str | None        # what a kernel reads (None: no C type of its own)
+    c_type: str               # what a C++ kernel reads (kernel.hpp's OC_ELEMENT_TYPES; half, bfloat16: half.h's)
     numpy: np.dtype | None    # None: NumPy has no such dtype (bfloat16)
     torch: str | None         # the torch dtype's attribute name (torch is not imported here)
     aliases: tuple[str, ...] = ()
@@ -45,11 +45,11 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in (
     _e("int32", 6, "int32_t", np.int32, "int32"),
     _e("int64", 7, "int64_t", np.int64, "int64"),
     _e("bool", 9, "bool", np.bool_, "bool"),
-    _e("float16", 10, None, np.float16, "float16", "half"),  # binary16 bits (uint16_t) in C
+    _e("float16", 10, "half", np.float16, "float16", "half"),
     _e("double", 11, "double", np.float64, "float64", "float64"),
     _e("uint32", 12, "uint32_t", np.uint32, "uint32"),
     _e("uint64", 13, "uint64_t", np.uint64, "uint64"),
-    _e("bfloat16", 16, None, None, "bfloat16"),
+    _e("bfloat16", 16, "bfloat16", None, "bfloat16"),
 )}
 _BY_NAME = {alias: t for t in ELEMENT_TYPES.values() for alias in (t.name, *t.aliases)}
 _BY_ENUM = {t.onnx: t for t in ELEMENT_TYPES.values()}
