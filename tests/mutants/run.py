@@ -3,7 +3,8 @@ and the Python front end; each must make some of the tests named beside it fail 
 
     python tests/mutants/run.py [--only N,M] [--build-dir build]
 
-Run from a checkout whose package is installed (pip install --no-build-isolation -Cbuild-dir=build .):
+Run from a checkout whose package is installed (pip install --no-build-isolation -Cbuild-dir=build .,
+or -e: then the build dir is the editable install's):
 a mutant of a .py file is copied over the installed one; a mutant of the glue or the Cython module is
 built with ninja in the build dir and its libraries copied over the installed ones (plain-library
 tests compile the installed glue sources: those are copied too). Everything is restored at the end.
@@ -100,22 +101,25 @@ def installed() -> pathlib.Path:
 
 
 def deploy(kind: str, rel: str, site: pathlib.Path, build: pathlib.Path) -> bool:
-    """The worktree's state of `rel` into the installed package; False when it does not build."""
+    """The worktree's state of `rel` into the installed package; False when it does not build. In an
+    editable install (the package is this source tree) the build is all there is to do."""
+    editable = site.resolve() == SRC.resolve()
     if kind == P:
-        shutil.copy(SRC / rel, site / rel)
+        if not editable:
+            shutil.copy(SRC / rel, site / rel)
         return True
     ninja = shutil.which("ninja", path=str(pathlib.Path(sys.executable).parent)) or "ninja"
     r = subprocess.run([ninja, "-C", str(build)], capture_output=True, text=True)
     if r.returncode != 0:
         return False
-    for so in build.rglob("*.so"):
+    for so in [] if editable else build.rglob("*.so"):
         if so.name.startswith("_customop"):
             shutil.copy(so, site / so.name)
         elif so.name == "_kernels.so":
             shutil.copy(so, site / "_kernels.so")
         elif so.name == "_contrib.so":
             shutil.copy(so, site / "ops" / "_contrib.so")
-    for cpp in (SRC / "glue").glob("*.cpp"):
+    for cpp in [] if editable else (SRC / "glue").glob("*.cpp"):
         if (site / "glue" / cpp.name).exists():
             shutil.copy(cpp, site / "glue" / cpp.name)
     return True
