@@ -80,7 +80,7 @@ MUTANTS = [
      "if isinstance(value, bool) or not isinstance(value, int):", "if not isinstance(value, int):", T_API),
     ("output type of the torch fake from its shape input", "torch_ops.py",
      "dtype = like.dtype if o.type in op.types else _torch_dtype(o.type)", "dtype = like.dtype",
-     ["tests/test_torch_ops.py", "tests/test_export.py"]),
+     T_GLUE + ["tests/test_torch_ops.py"]),
     ("export: a required attribute left unfed", "export/mapping.py",
      "missing += [a.name for a in op.attrs if a.required and a.name not in fed_attrs]", "missing += []",
      ["tests/test_export.py"]),
