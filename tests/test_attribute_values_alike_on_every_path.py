@@ -122,3 +122,18 @@ def test_a_bool_is_not_an_int_attribute_outside_export():
         kernels.group_norm(np.ones((1, 2, 3), np.float32), num_groups=True)
     from ortcustom.attr_check import checked as export_checked
     assert export_checked(Attr("k", "int"), True) == 1
+
+
+def test_the_numpy_reference_gets_declared_defaults_as_a_session_does():
+    """Bug: onnx's ReferenceEvaluator handing our reference None for an attribute the node omits."""
+    from onnx.reference import ReferenceEvaluator
+
+    op = Op("Times", [Input("X", "float")], [Output("Y", "float", shape="X")], attrs=[Attr("k", "int", 3)],
+            compute=lambda X, k: X * np.float32(k))
+    d = Domain("test.times").add(op)
+    x = np.arange(4, dtype=np.float32)
+    model = make_model(op, d, {"X": x})
+    ref = ReferenceEvaluator(model, new_ops=ortcustom.reference_ops(d)).run(None, {"X": x})[0]
+    got = session(op, d, {"X": x}).run(None, {"X": x})[0]
+    np.testing.assert_array_equal(ref, 3 * x)
+    np.testing.assert_array_equal(got, ref)

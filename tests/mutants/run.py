@@ -77,7 +77,8 @@ MUTANTS = [
     ("versions overlapping at one end accepted", "registry.py",
      "return a.since <= (b.until or inf)", "return a.since < (b.until or inf)", T_API),
     ("bools taken as int attributes", "registry.py",
-     "if isinstance(value, bool) or not isinstance(value, int):", "if not isinstance(value, int):", T_API),
+     "if isinstance(value, bool) or not isinstance(value, int):", "if not isinstance(value, int):",
+     T_API + ["tests/test_attribute_values_alike_on_every_path.py"]),
     ("output type of the torch fake from its shape input", "torch_ops.py",
      "dtype = like.dtype if o.type in op.types else _torch_dtype(o.type)", "dtype = like.dtype",
      T_GLUE + ["tests/test_torch_ops.py"]),
@@ -90,7 +91,8 @@ MUTANTS = [
     ("ONNX schema: optional inputs required", "schemas.py",
      "(P.Optional if io.optional else P.Single)", "P.Single", T_API),
     ("reference: declared defaults not applied", "reference.py",
-     "value if value is not None else (None if a.required else a.default)", "value", T_API),
+     "value if value is not None else (None if a.required else a.default)", "value",
+     ["tests/test_attribute_values_alike_on_every_path.py"]),
 ]
 
 
