@@ -144,6 +144,7 @@ class HostResult:
     stderr: str                      # ORT's own log lines
     outputs: dict[str, np.ndarray]   # by output name; empty unless the run succeeded
     libpython: bool                  # libpython was mapped into the host (printed as LIBPYTHON: yes)
+    rss: dict[int, int] = dataclasses.field(default_factory=dict)  # --cycles: cycle -> resident bytes
 
     @property
     def error(self) -> str | None:
@@ -152,11 +153,12 @@ class HostResult:
         return m.group(1) if m else None
 
 
-def run_host(model, inputs: dict, libraries=(), threads: int = 1, repeat: int = 1, *,
+def run_host(model, inputs: dict, libraries=(), threads: int = 1, repeat: int = 1, *, cycles: int = 0,
              extra_args=(), ort_library: str | None = None, timeout: float = 300) -> HostResult:
     """Runs `model` (a path, serialized bytes, or an onnx ModelProto) in the C host on `inputs`
     (name -> array), registering each of `libraries` with RegisterCustomOpsLibrary_V2, from
-    `threads` threads at once, `repeat` runs each."""
+    `threads` threads at once, `repeat` runs each; first `cycles` times options with the libraries
+    and a session made and dropped (resident memory in HostResult.rss)."""
     ort_library = ort_library or ort_c_library()
     if ort_library is None:
         raise RuntimeError(no_c_library_reason())
@@ -169,7 +171,7 @@ def run_host(model, inputs: dict, libraries=(), threads: int = 1, repeat: int = 
             (work / "model.onnx").write_bytes(model)
             model = work / "model.onnx"
         args = [exe, ort_library, str(model), "--out", str(work / "out"),
-                "--threads", str(threads), "--repeat", str(repeat)]
+                "--threads", str(threads), "--repeat", str(repeat), "--cycles", str(cycles)]
         for lib in libraries:
             args += ["--library", str(lib)]
         for i, (name, value) in enumerate(inputs.items()):
@@ -181,4 +183,5 @@ def run_host(model, inputs: dict, libraries=(), threads: int = 1, repeat: int = 
         if r.returncode == 0:
             for name in re.findall(r"^OUTPUT (\S+)", r.stdout, re.M):
                 outputs[name] = read_raw(work / "out" / (name.replace("/", "_") + ".bin"))
-    return HostResult(r.returncode, r.stdout, r.stderr, outputs, "LIBPYTHON: yes" in r.stdout)
+    rss = {int(c): int(b) for c, b in re.findall(r"^RSS (\d+) (\d+)$", r.stdout, re.M)}
+    return HostResult(r.returncode, r.stdout, r.stderr, outputs, "LIBPYTHON: yes" in r.stdout, rss)

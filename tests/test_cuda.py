@@ -11,7 +11,7 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import GroupNorm, Inverse
+from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, SolveTriangular
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -42,7 +42,8 @@ if not builtin_info("cuda_built"):
     pytest.skip("this ortcustom was built without CUDA (no nvcc at build time)", allow_module_level=True)
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
-DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm)
+DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
+                                           SolveTriangular)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -164,3 +165,105 @@ def test_bad_input_on_gpu_is_an_error_and_session_survives():
     with pytest.raises(Exception, match=r"Inverse \(node 'n0'\): input X has shape \(2, 3\)"):
         run_bound(sess, {"X": cp.ones((2, 3), cp.float32)})
     cp.testing.assert_allclose(run_bound(sess, {"X": 2 * cp.eye(3, dtype=cp.float32)}), cp.eye(3) / 2)
+
+
+# ---- SearchSorted ----------------------------------------------------------------------------
+
+def _searchsorted_on_gpu(seq, values, sorter=None, **attrs):
+    """(ORT CUDA provider, direct call on CuPy arrays), as NumPy arrays."""
+    feeds = {"sorted_sequence": cp.asarray(seq), "values": cp.asarray(values)}
+    if sorter is not None:
+        feeds["sorter"] = cp.asarray(sorter)
+    sess = cuda_session(SearchSorted, {k: (v.dtype, list(v.shape)) for k, v in feeds.items()}, attrs=attrs or None)
+    return cp.asnumpy(run_bound(sess, feeds)), cp.asnumpy(kernels.search_sorted(*feeds.values(), **attrs))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32, np.int64, np.uint8])
+@pytest.mark.parametrize("right", [0, 1])
+def test_searchsorted_on_gpu_matches_the_cpu_kernel(dtype, right):
+    rng = np.random.default_rng(7)
+    for seq_shape, values_shape in (((1000,), (3, 333)), ((4, 17), (4, 50)), ((1,), (9,)), ((0,), (5,)),
+                                    ((2, 0), (2, 3)), ((100_000,), (200_000,))):
+        seq = np.sort(rng.integers(0, 100, seq_shape), axis=-1).astype(dtype)
+        values = rng.integers(-5, 105, values_shape).astype(dtype)
+        want = SearchSorted.reference(seq, values, right=right)
+        np.testing.assert_array_equal(kernels.search_sorted(seq, values, right=right), want)
+        for got in _searchsorted_on_gpu(seq, values, right=right):
+            np.testing.assert_array_equal(got, want)
+
+
+def test_searchsorted_on_gpu_with_sorter_nan_and_unsorted_rows():
+    rng = np.random.default_rng(8)
+    seq = rng.standard_normal((3, 40)).astype(np.float32)  # unsorted: torch's bisection all the same
+    seq[0, 5] = np.nan
+    values = rng.standard_normal((3, 60)).astype(np.float32)
+    values[1, :4] = np.nan
+    sorter = np.argsort(seq, axis=-1)
+    for s in (None, sorter):
+        for side in ("left", "right"):
+            want = SearchSorted.reference(seq, values, s, side=side)
+            for got in _searchsorted_on_gpu(seq, values, s, side=side):
+                np.testing.assert_array_equal(got, want)
+
+
+def test_searchsorted_on_gpu_out_of_range_sorter_writes_minus_one():
+    seq, values = np.array([1.0, 2.0, 3.0], np.float32), np.array([0.5, 2.5, 9.0], np.float32)
+    for got in _searchsorted_on_gpu(seq, values, np.array([0, 7, 2], np.int64)):
+        assert (got == -1).any() and ((got == -1) | ((got >= 0) & (got <= 3))).all()
+
+
+# ---- Cholesky, CholeskyEx --------------------------------------------------------------------
+
+def _spd(rng, shape, dtype):
+    q, _ = np.linalg.qr(rng.standard_normal(shape))
+    return ((q * rng.uniform(0.5, 2.0, shape[:-1])[..., None, :]) @ np.swapaxes(q, -1, -2)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("shape", [(4096, 3, 3), (64, 8, 8), (4, 64, 64), (1, 300, 300), (0, 4, 4), (2, 0, 0)])
+def test_cholesky_on_gpu_matches_the_cpu_kernel(dtype, upper, shape):
+    a = _spd(np.random.default_rng(sum(shape)), shape, dtype)
+    want = kernels.cholesky(a, upper=upper)
+    x = cp.asarray(a)
+    sess = cuda_session(Cholesky, {"A": (a.dtype, list(shape))}, attrs={"upper": upper})
+    tol = (2e-4 if dtype == np.float32 else 1e-11) * max(1, shape[-1])
+    for got in (cp.asnumpy(run_bound(sess, {"A": x})), cp.asnumpy(kernels.cholesky(x, upper=upper)),
+                cp.asnumpy(kernels.cholesky_ex(x, upper=upper)[0])):
+        np.testing.assert_allclose(got, want, rtol=0, atol=tol)
+
+
+def test_cholesky_on_gpu_info_and_nan_for_not_positive_definite():
+    a = _spd(np.random.default_rng(0), (4, 5, 5), np.float64)
+    a[2, 3, 3] = -50.0
+    a[3, 0, 0] = np.nan
+    x = cp.asarray(a)
+    l, info = kernels.cholesky_ex(x)
+    np.testing.assert_array_equal(cp.asnumpy(info), [0, 0, 4, 1])
+    np.testing.assert_allclose(cp.asnumpy(l)[:2], kernels.cholesky(a[:2]), atol=1e-12)
+    l = cp.asnumpy(kernels.cholesky(x))  # no error without a synchronization: NaN instead
+    assert np.isnan(l[2:]).all() and np.isfinite(l[:2]).all()
+
+
+# ---- SolveTriangular -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper, left, unit", [(0, 1, 0), (1, 1, 1), (0, 0, 0), (1, 0, 1)])
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 3), (3, 2)), ((4, 1, 8, 8), (3, 8, 5)), ((200, 200), (200, 64)),
+                                              ((0, 3, 3), (3, 2)), ((3, 3), (3, 0))])
+def test_solve_triangular_on_gpu_matches_the_cpu_kernel(dtype, upper, left, unit, a_shape, b_shape):
+    rng = np.random.default_rng(sum(a_shape) + sum(b_shape))
+    n = a_shape[-1]
+    a = (rng.standard_normal(a_shape) / np.sqrt(n) + 3 * np.eye(n)).astype(dtype)
+    if not left:
+        b_shape = b_shape[:-2] + (b_shape[-1], b_shape[-2])
+    b = rng.standard_normal(b_shape).astype(dtype)
+    attrs = dict(upper=upper, left=left, unitriangular=unit)
+    want = kernels.solve_triangular(a, b, **attrs)
+    sess = cuda_session(SolveTriangular, {"A": (a.dtype, list(a.shape)), "B": (b.dtype, list(b.shape))}, attrs=attrs)
+    tol = 1e-4 if dtype == np.float32 else 1e-10
+    for got in (cp.asnumpy(run_bound(sess, {"A": cp.asarray(a), "B": cp.asarray(b)})),
+                cp.asnumpy(kernels.solve_triangular(cp.asarray(a), cp.asarray(b), **attrs))):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+

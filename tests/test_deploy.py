@@ -4,7 +4,6 @@ never imports ortcustom; the same outputs as ortcustom's Python path, our kernel
 errors naming op and node, the host surviving them."""
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -23,7 +22,8 @@ from ortcustom import kernels
 from ortcustom.ops import GroupNorm, Inverse, contrib
 from ortcustom.testing import for_runtime, make_model
 from c_host import no_c_library_reason, run_host
-from helpers import compile_library, run_python, well_conditioned
+from helpers import run_python, well_conditioned
+from plain_library import build_library
 
 CPU = ["CPUExecutionProvider"]
 REPO = Path(__file__).resolve().parent.parent
@@ -179,21 +179,6 @@ def test_fused_unet_block_with_contrib_library(via, tmp_path):
 
 
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------
-
-def build_library(src: Path, ref: str, kernel_sources, out: Path) -> Path:
-    """What a package's meson.build does, with the compiler directly: the table and the kernels'
-    header (<package>_spec.h) from its declarations, then kernels + table + ortcustom's glue into
-    one plain library."""
-    table = out.parent / "table.cpp"
-    header = out.parent / (ref.partition(":")[0] + "_spec.h")
-    r = subprocess.run([sys.executable, "-m", "ortcustom", "library-source", "--path", str(src), ref, "-o", str(table),
-                        "--header", str(header)], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    glue = Path(ortcustom.__file__).parent / "glue"
-    compile_library([*kernel_sources, table, *[glue / f for f in ("attrs.cpp", "ort_op.cpp", "run.cpp")]], out,
-                    f"-I{glue}", f"-I{header.parent}", f"-Wl,--version-script={glue / 'library.map'}")
-    return out
-
 
 @pytest.fixture(scope="module")
 def scaffold(tmp_path_factory):

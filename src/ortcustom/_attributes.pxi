@@ -67,10 +67,10 @@ cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** messa
                 try:
                     a.check(values[a.name])
                 except (ValueError, TypeError) as e:
-                    return _message(message, invalid(a, values[a.name], e), OC_INVALID_ARGUMENT)
+                    return _message(message, invalid(a, values[a.name], message_text(e)), OC_INVALID_ARGUMENT)
         return OC_OK
-    except BaseException as e:
-        return _message(message, f"checking the attributes failed: {e!r}", OC_FAIL)
+    except BaseException as e:  # (a message that cannot be made included)
+        return _message(message, f"checking the attributes failed: {exception_text(e)}", OC_FAIL)
 
 
 cdef int _message(char** out, str text, int code) noexcept:

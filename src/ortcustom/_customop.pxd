@@ -24,3 +24,6 @@ cdef oc_kernel python_kernel(int32_t device) noexcept
 
 # _shapes.pxi
 cdef void infer_shapes_hook(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx) noexcept with gil
+cdef int fill_expect(int64_t* expect, op, outs) except -1
+cdef int rule_shapes_hook(const oc_op_def* d, const OrtApi* api, const OrtKernelInfo* info, const oc_attr* attrs,
+                          int64_t* expect, char** message) noexcept with gil

@@ -84,6 +84,9 @@ cdef class OpDef:
             ats[j].has_min, ats[j].has_max = a.min is not None, a.max is not None
             ats[j].min = a.min if a.min is not None else 0
             ats[j].max = a.max if a.max is not None else 0
+            if a.kind == "int":  # exact (Attr made int bounds ints within int64)
+                ats[j].int_min = a.min if a.min is not None else 0
+                ats[j].int_max = a.max if a.max is not None else 0
             if a.choices is not None:
                 buf = array.array("q", a.choices)
                 keep.append(buf)
@@ -149,10 +152,12 @@ cdef class DomainDef:
     cdef oc_domain_def d
     cdef const oc_op_def** ptrs
     cdef readonly list defs
+    cdef readonly int32_t opset  # the models' opset of the domain where the user said (Domain.at), else 0
     cdef bytes _name
 
-    def __init__(self, str name, defs):
+    def __init__(self, str name, defs, int32_t opset=0):
         self.defs = list(defs)
+        self.opset = opset
         self._name = name.encode()
         self.ptrs = <const oc_op_def**>calloc(max(len(self.defs), 1), sizeof(oc_op_def*))
         if self.ptrs == NULL:
@@ -179,26 +184,45 @@ _pending = threading.local()
 # its own thread while one is open elsewhere means the handoff was missed (ORT called it on
 # another thread).
 cdef int _registering = 0
+# Whether this module's initialisation has completed: a C static, 0 in a process that never
+# imported it (ORT opens the file by path and calls RegisterCustomOps all the same).
+cdef bint _initialised = False
 
 
-def domain_def(str name, tuple ops):
-    """The DomainDef of (name, ops), made once; binds native kernels (errors are Python's here)."""
+def domain_def(str name, tuple ops, int32_t opset=0):
+    """The DomainDef of (name, ops, opset), made once; binds native kernels (errors are Python's here)."""
     from .native import op_def
 
-    key = (name, ops)
+    key = (name, ops, opset)
     with _interning:
         got = _interned.get(key)
     if got is None:
-        got = DomainDef(name, [op_def(op) for op in ops])
+        got = DomainDef(name, [op_def(op) for op in ops], opset)
         with _interning:
             got = _interned.setdefault(key, got)
     return got
 
 
+def check_domain(DomainDef dd):
+    """Why ORT cannot be given dd (None when it can): the glue's check, the one a plain library's
+    RegisterCustomOps runs too (several versions of one op; an `until` with no opset given)."""
+    cdef char msg[2048]
+    if oc_glue_check_domain(&dd.d, dd.opset, msg, sizeof(msg)) == 0:
+        return None
+    return msg.decode("utf-8", "replace")
+
+
+def _registrable(DomainDef dd):
+    why = check_domain(dd)
+    if why:
+        raise ValueError(why)
+    return dd
+
+
 @contextlib.contextmanager
 def registering(domains):
     """Makes RegisterCustomOps, called on this thread while the block runs, add `domains`."""
-    pending = [domain_def(d.name, d.ops) for d in domains]
+    pending = [_registrable(domain_def(d.name, d.registered_ops(), d.opset or 0)) for d in domains]
     global _registering
     _pending.domains = pending
     with _interning:
@@ -214,51 +238,85 @@ def registering(domains):
 cdef oc_glue_hooks _HOOKS
 _HOOKS.infer_shapes = infer_shapes_hook
 _HOOKS.check_attrs = check_attrs_hook
+_HOOKS.rule_shapes = rule_shapes_hook
 oc_glue_set_hooks(&_HOOKS)
 
 
-cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
+cdef extern from *:
+    """
+    /* RegisterCustomOps' answer when nothing was handed over: as C data, since it is also given
+       before this module's initialisation (ORT opened the file by path, nobody imported it). */
+    static const char oc_not_the_plain_library[] =
+        "ortcustom: this is ortcustom's Python module, which registers the domains handed to "
+        "ortcustom.register; give ONNX Runtime the plain library of ortcustom.get_library_path() instead";
+    """
+    const char* oc_not_the_plain_library
+
+
+cdef public OrtStatus* RegisterCustomOps(OrtSessionOptions* options, const OrtApiBase* base) noexcept nogil:
+    # ORT may open this file by path in a process that never imported it: then neither this
+    # module's Python state nor the GIL machinery for it exists, and only C may run here.
+    if not _initialised:
+        return base.GetApi(1).CreateStatus(ORT_FAIL, oc_not_the_plain_library)
+    return _register(options, base)
+
+
+cdef OrtStatus* _register(OrtSessionOptions* options, const OrtApiBase* base) noexcept with gil:
     cdef const oc_domain_def** ptrs
+    cdef int32_t* opsets
     cdef DomainDef dd
     cdef OrtStatus* st
     cdef const OrtApi* api = base.GetApi(1)
     domains = getattr(_pending, "domains", None)
     if domains is None:
-        msg = ("ortcustom: this is ortcustom's Python module, which registers the domains handed to "
-               "ortcustom.register; give ONNX Runtime the plain library of ortcustom.get_library_path() "
-               "instead" if not _registering else
-               "ortcustom: RegisterCustomOps was called on a thread other than the one registering "
-               "domains (ortcustom.register); the domains were not handed over. Call "
-               "register_custom_ops_library only through ortcustom.register")
-        return api.CreateStatus(ORT_FAIL, msg.encode())
+        if not _registering:
+            return api.CreateStatus(ORT_FAIL, oc_not_the_plain_library)
+        return api.CreateStatus(ORT_FAIL, b"ortcustom: RegisterCustomOps was called on a thread other than the "
+                                b"one registering domains (ortcustom.register); the domains were not handed "
+                                b"over. Call register_custom_ops_library only through ortcustom.register")
     ptrs = <const oc_domain_def**>malloc(max(len(domains), 1) * sizeof(oc_domain_def*))
-    if ptrs == NULL:
+    opsets = <int32_t*>malloc(max(len(domains), 1) * sizeof(int32_t))
+    if ptrs == NULL or opsets == NULL:
+        free(ptrs)
+        free(opsets)
         return api.CreateStatus(ORT_FAIL, b"ortcustom: out of memory registering custom ops")
     for j, dd in enumerate(domains):
         ptrs[j] = &dd.d
-    st = oc_glue_register(options, base, ptrs, len(domains))
+        opsets[j] = dd.opset
+    st = oc_glue_register_at(options, base, ptrs, opsets, len(domains))
     free(ptrs)
+    free(opsets)
     return st
 
 
 def describe(domain):
     """What ORT is given for each op of `domain` (for tests and `python -m ortcustom info`): one
-    dict per (op, type binding, provider), then the op's type guard."""
+    dict per OrtCustomOp the glue makes (per provider, per combination of the types that decide the
+    outputs' types; "any" where the kernel's binding is found at kernel creation), then the op's
+    type guard."""
     out = []
     cdef OpDef od
-    cdef int32_t j, r, width
-    for od in domain_def(domain.name, domain.ops).defs:
-        op, d = od.op, &od.d
-        width = d.n_inputs + d.n_outputs
-        for provider, kernel in (("CPUExecutionProvider", <size_t>d.cpu), (CUDA_PROVIDER, <size_t>d.cuda)):
-            if not kernel:
-                continue
-            for r in range(d.n_bindings):
-                out.append(_describe_one(od, provider, [d.bindings[r * width + j] for j in range(width)], False))
-        ios = list(op.inputs) + list(op.outputs)
-        if any(i.type in op.types for i in op.inputs):  # the glue's type guard
-            guard = [0 if ios[j].type in op.types else d.bindings[j] for j in range(width)]
-            out.append(_describe_one(od, "CPUExecutionProvider", guard, True))
+    cdef int32_t n, p, j, width
+    cdef int32_t* rows
+    cdef int32_t* devices
+    cdef int32_t* guards
+    for od in domain_def(domain.name, domain.ops, getattr(domain, "opset", 0) or 0).defs:
+        width = od.d.n_inputs + od.d.n_outputs
+        n = oc_glue_plan(&od.d, NULL, NULL, NULL, 0)
+        rows = <int32_t*>calloc(max(n * width, 1), sizeof(int32_t))
+        devices = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        guards = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        try:
+            if rows == NULL or devices == NULL or guards == NULL:
+                raise MemoryError()
+            oc_glue_plan(&od.d, rows, devices, guards, n)
+            for p in range(n):
+                provider = CUDA_PROVIDER if devices[p] == OC_CUDA else "CPUExecutionProvider"
+                out.append(_describe_one(od, provider, [rows[p * width + j] for j in range(width)], guards[p] != 0))
+        finally:
+            free(rows)
+            free(devices)
+            free(guards)
     return out
 
 
@@ -307,3 +365,6 @@ def kernel_info(size_t address):
             "inputs": _names(kd.inputs), "outputs": outputs,
             "inplace": [kd.inplace[j] if kd.inplace != NULL else -1 for j in range(len(outputs))],
             "has_compute": kd.compute != NULL}
+
+
+_initialised = True  # last: RegisterCustomOps serves the Python path from here on

@@ -64,7 +64,7 @@ cdef int _direct_output(void* self, int32_t i, const int64_t* shape, int32_t ran
         data[0] = NULL
         if call.error is None:
             call.error = e
-        return _message(message, str(e), OC_INVALID_ARGUMENT)
+        return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
 
 
 cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message) noexcept with gil:
@@ -76,15 +76,16 @@ cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message)
         data[0] = NULL
         if call.error is None:
             call.error = e
-        return _message(message, str(e), OC_INVALID_ARGUMENT)
+        return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
 
 
 def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,
-               int32_t device_id, size_t stream):
+               int32_t device_id, size_t stream, outs=None):
     """Runs od's kernel for `device` once. `row`: the binding's element types (inputs, outputs);
     `inputs`: per input (data pointer, shape, ONNX element type, oc device, present); `attrs`:
-    sorted (name, normalized value) pairs; `call`: the ortcustom.kernels._Call (outputs, scratch).
-    Raises the error a host function raised, else ValueError (bad input), MemoryError or
+    sorted (name, normalized value) pairs; `call`: the ortcustom.kernels._Call (outputs, scratch);
+    `outs`: None, or inference.infer_outputs' word on the outputs (the shape rules' shapes are
+    checked). Raises the error a host function raised, else ValueError (bad input), MemoryError or
     RuntimeError."""
     cdef DirectKernel dk = _direct_kernel(od, device, row, attrs)
     cdef size_t n = len(inputs), i, j, total = 0
@@ -93,15 +94,24 @@ def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple att
     cdef oc_direct_host host
     cdef char* msg = NULL
     cdef int rc
+    cdef int64_t* expect = NULL
+    cdef size_t n_expect = od.d.n_outputs * (OC_MAX_RANK + 1)
     for t in inputs:
         total += len(t[1])
     ins = <oc_tensor*>malloc(max(n, 1) * sizeof(oc_tensor))
     dims = <int64_t*>malloc(max(total, 1) * sizeof(int64_t))
-    if ins == NULL or dims == NULL:
+    if outs is not None:
+        expect = <int64_t*>malloc(n_expect * sizeof(int64_t))
+    if ins == NULL or dims == NULL or (outs is not None and expect == NULL):
         free(ins)
         free(dims)
+        free(expect)
         raise MemoryError()
     try:
+        if expect != NULL:
+            for i in range(n_expect):
+                expect[i] = -1
+            fill_expect(expect, od.op, outs)
         total = 0
         for i in range(n):
             ptr, shape, dtype, dev, present = inputs[i]
@@ -120,10 +130,11 @@ def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple att
         host.output = _direct_output
         host.scratch = _direct_scratch
         with nogil:
-            rc = oc_direct_run(dk.k, ins, <int32_t>n, device, device_id, <void*>stream, threads, &host, &msg)
+            rc = oc_direct_run(dk.k, ins, <int32_t>n, device, device_id, <void*>stream, threads, &host, expect, &msg)
     finally:
         free(ins)
         free(dims)
+        free(expect)
     if call.error is not None:
         free(msg)
         raise call.error

@@ -2,7 +2,7 @@
 # C data), and of the glue's front-end API (glue/glue.h).
 from libc.stdint cimport int32_t, int64_t, uint32_t
 
-from ortcustom._ort cimport OrtApi, OrtApiBase, OrtStatus, OrtSessionOptions, OrtShapeInferContext
+from ortcustom._ort cimport OrtApi, OrtApiBase, OrtStatus, OrtSessionOptions, OrtShapeInferContext, OrtKernelInfo
 
 cdef extern from "ortcustom/kernel.h" nogil:
     enum:
@@ -117,6 +117,8 @@ cdef extern from "ortcustom/op_def.h" nogil:
         double max
         int32_t n_choices
         const int64_t* choices
+        int64_t int_min
+        int64_t int_max
 
     ctypedef struct oc_op_def:
         const char* name
@@ -147,9 +149,13 @@ cdef extern from "glue.h" nogil:
     ctypedef struct oc_glue_hooks:
         void (*infer_shapes)(const oc_op_def* op, const OrtApi* api, OrtShapeInferContext* ctx) noexcept
         int (*check_attrs)(const oc_op_def* op, const oc_attr* attrs, char** message) noexcept
+        int (*rule_shapes)(const oc_op_def* op, const OrtApi* api, const OrtKernelInfo* info, const oc_attr* attrs,
+                           int64_t* expect, char** message) noexcept
     void oc_glue_set_hooks(const oc_glue_hooks* hooks)
-    OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
-                                const oc_domain_def* const* domains, int32_t n_domains)
+    OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* base,
+                                   const oc_domain_def* const* domains, const int32_t* opsets, int32_t n_domains)
+    int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, char* message, size_t cap)
+    int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap)
     int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel, char* message, size_t cap)
 
     ctypedef struct oc_direct_host:
@@ -162,4 +168,4 @@ cdef extern from "glue.h" nogil:
     void oc_direct_destroy(oc_direct_kernel* k)
     int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                       int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
-                      char** message)
+                      const int64_t* expect, char** message)

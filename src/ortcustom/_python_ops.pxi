@@ -16,7 +16,9 @@
 # time; not variadic), ORT's outputs are allocated first and the function is called with
 # `out=(y0, y1, ...)`: writeable views of them (None for an optional output the node does not use),
 # in output order, valid during the call only. It fills them and returns None (or returns them, or
-# arrays of the same shapes and dtypes, which are then copied in). Otherwise it is called without
+# arrays of the same shapes and dtypes, which are then copied in). A function that assigns to its
+# `out` parameter (`out = ...`: seen in its code) must return its outputs: None from it is an error,
+# since what it computed never reached ORT's buffers. Otherwise it is called without
 # `out`, so give it a default (`*, out=None`) and return the results; a function whose `out` has no
 # default fails with a clear error when the outputs cannot be shaped in advance.
 
@@ -25,10 +27,12 @@ from cpython.object cimport PyObject_Call
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from libc.string cimport memmove
+import dis
 import inspect
 import traceback
 import numpy as np
 
+from .errors import exception_text, message_text
 from .types import ELEMENT_TYPES as _ELEMENT_TYPES, name_of_enum
 
 cnp.import_array()
@@ -71,6 +75,7 @@ cdef class _PyPlan:
     cdef object fn
     cdef bint wants_out          # has a keyword-only parameter `out`
     cdef bint out_required       # ... without a default
+    cdef bint rebinds_out        # assigns to its `out` parameter: must then return its outputs
     cdef bint can_prealloc       # every declared output takes the shape of an input
     cdef tuple out_src           # per declared output: the index of that input
     cdef str why                 # when not can_prealloc: why (for out_required's error)
@@ -87,6 +92,7 @@ cdef _PyPlan _make_plan(op):
         param = None
     p.wants_out = param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY
     p.out_required = p.wants_out and param.default is inspect.Parameter.empty
+    p.rebinds_out = p.wants_out and _assigns(p.fn, "out")
     names = [i.name for i in op.inputs]
     src, p.why = [], None
     for o in op.outputs:
@@ -101,6 +107,19 @@ cdef _PyPlan _make_plan(op):
     p.can_prealloc = p.why is None
     p.out_src = tuple(src)
     return p
+
+
+def _assigns(fn, name) -> bool:
+    """Whether fn's own code assigns to (or deletes) its local `name`."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return False
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith(("STORE_FAST", "DELETE_FAST", "STORE_DEREF", "DELETE_DEREF")):
+            # (3.13 pairs two stores in one instruction: its argval is both names)
+            if ins.argval == name or (isinstance(ins.argval, tuple) and name in ins.argval):
+                return True
+    return False
 
 
 # ---- Python kernels as kernels of the ABI: the glue runs them like any other ----------------
@@ -132,7 +151,7 @@ cdef int py_create(oc_context* ctx, void** state) noexcept nogil:
             state[0] = <PyObject*>st
             return OC_OK
         except BaseException as e:
-            return _fail(ctx, OC_FAIL, f"the Python kernel could not be set up: {e!r}")
+            return _fail(ctx, OC_FAIL, f"the Python kernel could not be set up: {exception_text(e)}")
 
 
 cdef void py_destroy(void* state) noexcept nogil:
@@ -158,9 +177,19 @@ cdef int py_compute(oc_context* ctx) noexcept nogil:
         except _OutputFailed:
             return OC_FAIL  # the glue has the message
         except BaseException as e:
-            frames = traceback.extract_tb(e.__traceback__)
-            tb = "".join(traceback.format_list(frames[max(0, len(frames) - TRACEBACK_FRAMES):])).rstrip()
-            return _fail(ctx, OC_FAIL, f"the Python kernel raised {type(e).__name__}: {e}\nTraceback (last frames):\n{tb}")
+            return _fail(ctx, OC_FAIL, _raised(e))
+
+
+cdef str _raised(e):
+    """What a kernel's exception says, with its last frames; never fails itself (an error here
+    would leave the glue believing the kernel returned normally)."""
+    text = f"the Python kernel raised {exception_text(e)}"
+    try:
+        frames = traceback.extract_tb(e.__traceback__)
+        tb = "".join(traceback.format_list(frames[max(0, len(frames) - TRACEBACK_FRAMES):])).rstrip()
+        return f"{text}\nTraceback (last frames):\n{tb}"
+    except BaseException:
+        return text
 
 
 cdef extern from *:
@@ -233,6 +262,10 @@ cdef int _run(oc_context* ctx, bint cuda) except -1:
             results = PyObject_Call(plan.fn, args, kw)
             if results is not None:
                 _fill_given(op, out_dtypes, outs, results, n_decl, cuda)
+            elif plan.rebinds_out:
+                raise _KernelError("the Python kernel assigns to its parameter `out` and returned None: what it "
+                                   "computed never reached ORT's outputs. Write into the arrays it is given "
+                                   "(out[0][...] = y), or return the outputs")
             return 0
         if plan.out_required:
             raise _KernelError(f"the Python kernel requires out=, but the outputs cannot be allocated "

@@ -16,12 +16,30 @@ cdef bint _ok(const OrtApi* api, OrtStatus* st) noexcept:
 cdef object _input_shape(const OrtApi* api, OrtShapeInferContext* ctx, size_t i):
     """(element type, dims) of input i; dims None when unknown. The info belongs to the context."""
     cdef OrtTensorTypeAndShapeInfo* info = NULL
+    if not _ok(api, api.ShapeInferContext_GetInputTypeShape(ctx, i, &info)) or info == NULL:
+        return None, None
+    return _type_and_dims(api, info)
+
+
+cdef object _kernel_input_shape(const OrtApi* api, const OrtKernelInfo* kinfo, size_t i):
+    """(element type, dims) of the node's input i at kernel creation, as _input_shape."""
+    cdef OrtTypeInfo* ti = NULL
+    cdef const OrtTensorTypeAndShapeInfo* info = NULL
+    if not _ok(api, api.KernelInfo_GetInputTypeInfo(kinfo, i, &ti)) or ti == NULL:
+        return None, None  # absent (an optional input the node leaves out)
+    try:
+        if not _ok(api, api.CastTypeInfoToTensorInfo(ti, &info)) or info == NULL:
+            return None, None
+        return _type_and_dims(api, info)
+    finally:
+        api.ReleaseTypeInfo(ti)
+
+
+cdef object _type_and_dims(const OrtApi* api, const OrtTensorTypeAndShapeInfo* info):
     cdef ONNXTensorElementDataType t
     cdef size_t n = 0, j
     cdef int64_t dims[OC_MAX_RANK]
     cdef const char* names[OC_MAX_RANK]
-    if not _ok(api, api.ShapeInferContext_GetInputTypeShape(ctx, i, &info)) or info == NULL:
-        return None, None
     if not _ok(api, api.GetTensorElementType(info, &t)) or not _ok(api, api.GetDimensionsCount(info, &n)):
         return None, None
     # ORT reports an input of unknown shape as rank 0: a rank-0 input is taken as unknown, so that
@@ -78,11 +96,32 @@ cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
 
 cdef void infer_shapes_hook(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx) noexcept with gil:
     # ORT ignores (and leaks) a status from shape inference: when the declaration cannot say, an
-    # output's shape is left unknown.
+    # output's shape is left unknown; a rule that fails fails kernel creation (rule_shapes_hook).
     try:
         _infer(d, api, ctx)
     except BaseException:
         pass
+
+
+cdef int rule_shapes_hook(const oc_op_def* d, const OrtApi* api, const OrtKernelInfo* info, const oc_attr* attrs,
+                          int64_t* expect, char** message) noexcept with gil:
+    """The rules again at kernel creation, on the node's input shapes as the graph has them: an
+    error naming the op, node and rule where one fails; else per output what the kernel must give
+    at each run (the known dims), which shape inference told ORT (it may plan and fold on it)."""
+    from .inference import ShapeRuleError, infer_outputs
+    cdef size_t n_in = 0, i
+    op = (<OpDef>d.host_data).op
+    try:
+        if not _ok(api, api.KernelInfo_GetInputCount(info, &n_in)):
+            return OC_OK
+        ins = [_kernel_input_shape(api, info, i) for i in range(n_in)]
+        fill_expect(expect, op, infer_outputs(op, [t for t, _ in ins], [s for _, s in ins],
+                                              lambda: attrs_to_dict(op, attrs)))
+        return OC_OK
+    except ShapeRuleError as e:  # the glue names op and node
+        return _message(message, e.detail, OC_FAIL)
+    except BaseException as e:
+        return _message(message, f"the shape rules could not be run: {exception_text(e)}", OC_FAIL)
 
 
 cdef int _infer(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx) except -1:
@@ -117,4 +156,22 @@ cdef int _infer(const oc_op_def* d, const OrtApi* api, OrtShapeInferContext* ctx
                 _ok(api, api.SetSymbolicDimensions(info, names, len(shape)))):
             _ok(api, api.ShapeInferContext_SetOutputTypeShape(ctx, i, info))
         api.ReleaseTensorTypeAndShapeInfo(info)
+    return 0
+
+
+cdef int fill_expect(int64_t* expect, op, outs) except -1:
+    """What the kernel must give (the glue checks it: Run::expect_) for each output with a shape
+    rule, from infer_outputs' `outs`: per declared output its rank, then its dims, -1 for what the
+    rule leaves open (expect holds n_outputs * (OC_MAX_RANK + 1) values, -1 already)."""
+    from .inference import ShapeRuleError
+    cdef int32_t j
+    for i, (_, shape) in enumerate(outs):
+        if not callable(op.outputs[i].shape) or op.outputs[i].variadic or shape is None:
+            continue
+        if len(shape) > OC_MAX_RANK:
+            raise ShapeRuleError(op, f"the shape rule of output {op.outputs[i].name} says rank {len(shape)}; "
+                                     f"outputs have rank 0 to {OC_MAX_RANK}")
+        expect[i * (OC_MAX_RANK + 1)] = len(shape)
+        for j, dim in enumerate(shape):
+            expect[i * (OC_MAX_RANK + 1) + 1 + j] = dim if isinstance(dim, int) else -1
     return 0

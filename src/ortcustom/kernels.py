@@ -23,8 +23,10 @@ import weakref
 import numpy as np
 
 from . import _customop, native
+from .errors import exception_text
+from .inference import infer_outputs
 from .op_table import binding_row
-from .registry import InvalidAttribute, Op, checked
+from .registry import InvalidAttribute, Op, check_text, checked
 from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
@@ -126,7 +128,11 @@ class _Call:
                                  f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
             self.results[i] = a
             return ptr
-        a = _empty(self.like, shape, dtype, self.device)
+        try:
+            a = _empty(self.like, shape, dtype, self.device)
+        except (ValueError, MemoryError) as e:  # NumPy's words name no op: "array is too big", ...
+            raise MemoryError(f"{self.op_name}: output {name} of shape {shape} ({dtype}) cannot be allocated: "
+                              f"{exception_text(e)}") from None
         self.results[i] = a
         ptr, _, _, _ = _describe_out(a, self.device)
         return ptr
@@ -226,6 +232,7 @@ class _Plan:
         self.kernel = op.kernel
         self.inplace = {_CPU: _inplace(self.kernel.cpu), _CUDA: _inplace(self.kernel.cuda)}
         self.op_def = native.op_def(op)
+        self.rules = any(callable(o.shape) for o in op.outputs)  # shape rules: the kernel is held to them
         self.rows = {}  # binding (element types of the constraints) -> (dtype row, output dtypes)
 
 
@@ -337,19 +344,29 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
             for x in operands]
+    outs = None
+    if plan.rules:  # what the rules say of these shapes (their errors name the op)
+        outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
+                             lambda: values)
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
-                         threads() if device == _CPU else 1, device_id, s)
+                         threads() if device == _CPU else 1, device_id, s, outs)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
 
 
 def _checked_attr(op: Op, a, value):
     try:
-        return checked(a, value)  # float32-rounded, as a session's kernel gets it
+        v = checked(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
     except InvalidAttribute as e:
         raise InvalidAttribute(f"{op.name}: {e}") from None
+    if isinstance(v, str):
+        try:
+            check_text("the value", v)  # the kernel gets it as UTF-8
+        except ValueError as e:
+            raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
+    return v
 
 
 def builtin_cuda() -> bool:

@@ -69,6 +69,16 @@ def _attr_value(tag: str, a) -> tuple[str, str]:
     return pre, init
 
 
+def _int_bounds(a) -> str:
+    """oc_attr_def's int_min, int_max: an int attribute's bounds, exact (0 where it has none)."""
+    def lit(v):
+        if a.kind != "int" or v is None:
+            return "0LL"
+        return "INT64_MIN" if v == -2**63 else f"{v}LL"  # -2**63's literal would not fit
+
+    return f"{lit(a.min)}, {lit(a.max)}"
+
+
 def _notes(d, op) -> None:
     if op.native is None:
         raise ValueError(f"{d.name}::{op.name} has a Python kernel: a plain library holds native ops only")
@@ -94,7 +104,7 @@ def _op_def(t: str, table) -> list[str]:
             choices = f"{t}_c{ai}"
         attrs.append(f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, {int(a.required)}, {init}, "
                      f"{int(a.min is not None)}, {int(a.max is not None)}, {float(a.min or 0)!r}, "
-                     f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}}}")
+                     f"{float(a.max or 0)!r}, {len(a.choices or ())}, {choices}, {_int_bounds(a)}}}")
     rows = [v for row in table.bindings for v in row]
     return out + [
         f"const oc_io_def {t}_in[] = {{{_io(table.inputs)}}};",
@@ -173,6 +183,7 @@ def check(library: str, domains) -> list[str]:
 
     lib, problems = load_kernels(library), []
     for d in domains:
+        defs = []
         for op in d.ops:
             try:
                 kernel = lib[kernel_name(op)]
@@ -180,10 +191,14 @@ def check(library: str, domains) -> list[str]:
                 problems.append(f"{d.name}::{op.name}: {e}")
                 continue
             od = _customop.OpDef(op, kernel)
+            defs.append(od)
             for addr in (kernel.cpu, kernel.cuda):
                 why = _customop.check_kernel(od, addr) if addr else None
                 if why:
                     problems.append(f"{d.name}::{op.name}: {why}")
+        why = _customop.check_domain(_customop.DomainDef(d.name, defs))  # what RegisterCustomOps refuses
+        if why:
+            problems.append(why)
     return problems
 
 

@@ -8,7 +8,9 @@ parsing, shape inference) and the ONNX schema and reference implementation deriv
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import itertools
+import math
 from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Sequence
 
@@ -34,6 +36,10 @@ class NativeKernel:
     def __repr__(self):
         devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
         return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
+# Type bindings an op may have (the product of its constraints' type counts): every one is a row of
+# the op's tables (generated C, the Python module's); 13 ** 4 (any type on four independent
+# inputs) is well within, ORT is given a few ops whatever the count (glue/ort_op.cpp)
+MAX_TYPE_BINDINGS = 100_000
 
 
 @dataclass(frozen=True)
@@ -49,12 +55,17 @@ class Input:
     homogeneous: bool = True
     cpu: bool = False  # stays in host memory even when the op runs on a GPU provider
 
+    def __post_init__(self):
+        check_name("input", self.name)
+
 
 @dataclass(frozen=True)
 class Output:
     """An output. `shape`: None (not inferred), an input's name (same shape), or a callable
     `f(shapes, attrs) -> tuple | None` where `shapes` maps input names to tuples of dims (int, str
-    for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent)."""
+    for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent); it returns
+    such a tuple or None. A rule that raises or returns anything else is an error naming the op, and
+    the kernel's outputs are held to the dims a rule (or `shape="X"`) gives, at each run."""
 
     name: str
     type: str
@@ -63,6 +74,22 @@ class Output:
     variadic: bool = False
     min_arity: int = 1
     homogeneous: bool = True
+
+    def __post_init__(self):
+        check_name("output", self.name)
+        if callable(self.shape):
+            try:
+                sig = inspect.signature(self.shape)
+            except (TypeError, ValueError):  # some builtins have none: their errors come when they run
+                return
+            try:
+                sig.bind(None, None)
+            except TypeError:
+                raise ValueError(f"output {self.name!r}: a shape rule is called as f(shapes, attrs); "
+                                 f"{getattr(self.shape, '__name__', 'this one')}{sig} cannot be") from None
+        elif self.shape is not None and not isinstance(self.shape, str):
+            raise ValueError(f"output {self.name!r}: shape is None, an input's name or a function "
+                             f"f(shapes, attrs), got {self.shape!r}")
 
 
 @dataclass(frozen=True)
@@ -79,6 +106,32 @@ class Attr:
     min: float | None = None
     max: float | None = None
     choices: Sequence[int] | None = None
+
+    def __post_init__(self):
+        check_name("attribute", self.name)
+        check_text(f"attribute {self.name!r}: doc", self.doc)
+        if self.kind == "string" and isinstance(self.default, str):
+            check_text(f"attribute {self.name!r}: default", self.default)
+        if self.choices is not None:
+            choices = tuple(self.choices)
+            if not choices:
+                raise ValueError(f"attribute {self.name!r}: choices=() allows no value; give at least one "
+                                 f"(or choices=None for any)")
+            for c in choices:
+                _int64(self.name, "choice", c)
+            object.__setattr__(self, "choices", choices)
+        for which in ("min", "max"):
+            v = getattr(self, which)
+            if v is None:
+                continue
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v:
+                raise ValueError(f"attribute {self.name!r}: {which} must be a number, got {v!r}")
+            if self.kind == "int":  # compared exactly, as int64, wherever the op runs
+                object.__setattr__(self, which, _int64(self.name, which, v))
+            elif self.kind == "float":
+                object.__setattr__(self, which, float(v))
+        if self.min is not None and self.max is not None and self.min > self.max:
+            raise ValueError(f"attribute {self.name!r}: min {self.min!r} > max {self.max!r} allows no value")
 
     @property
     def required(self) -> bool:
@@ -98,7 +151,35 @@ class Attr:
 
 
 def _num(v) -> str:
-    return f"{v:g}"  # as C's %g: the glue's messages say the same
+    # as the glue words them: an int attribute's bound (an int) exactly, a float's as C's %g
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
+def check_name(what: str, name) -> None:
+    """A name as C and ONNX take it: a non-empty str, no NUL, encodable as UTF-8 (ValueError)."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"{'an' if what[0] in 'aeiou' else 'a'} {what} needs a non-empty name (a str), got {name!r}")
+    if "\0" in name:
+        raise ValueError(f"{what} name {name!r} holds a NUL character")
+    check_text(f"{what} name", name)
+
+
+def check_text(what: str, text: str) -> None:
+    """ValueError unless `text` (a name, a doc, a string attribute's value) encodes as UTF-8, as C and
+    ONNX carry it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"{what} {text!r} is not text UTF-8 can encode (a lone surrogate)") from None
+
+
+def _int64(attr: str, what: str, v) -> int:
+    """v as an int within int64 (an int, or a float with an integral value); ValueError else."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or (isinstance(v, float) and not v.is_integer()):
+        raise ValueError(f"attribute {attr!r}: {what} {v!r} is not an integer")
+    if not -2**63 <= v < 2**63:
+        raise ValueError(f"attribute {attr!r}: {what} {v!r} is outside int64 [-2**63, 2**63 - 1]")
+    return int(v)
 
 
 class InvalidAttribute(ValueError):
@@ -142,7 +223,8 @@ class Op:
     Python kernels get inputs as read-only NumPy views of ORT's memory (CuPy arrays on ORT's
     stream for `cuda=True` ops run by the CUDA provider), valid during the call only. A function
     with a keyword-only `out` parameter gets ORT's output buffers to fill (`out=(y0, ...)`) when
-    every output has `shape="<input name>"`; otherwise it returns its outputs, copied once."""
+    every output has `shape="<input name>"` (it returns None, or its outputs, copied in; one that
+    assigns to `out` must return them); otherwise it returns its outputs, copied once."""
 
     name: str
     inputs: Sequence[Input]
@@ -163,6 +245,10 @@ class Op:
         n = self.name
         if not isinstance(n, str) or not n.isidentifier():
             raise ValueError(f"op name must be an identifier, got {n!r}")
+        try:
+            check_text("doc", self.doc)
+        except ValueError as e:
+            _fail(n, str(e))
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "attrs", tuple(self.attrs))
@@ -175,11 +261,21 @@ class Op:
         if not self.outputs:
             _fail(n, "an op needs at least one output")
         for c, allowed in self.types.items():
+            try:
+                check_name("type constraint", c)
+            except ValueError as e:
+                _fail(n, str(e))
             if not allowed:
                 _fail(n, f"type constraint {c!r} allows no type")
             for t in allowed:
                 if element_type(t) is None:
                     _fail(n, f"type constraint {c!r}: unknown element type {t!r}; known: {', '.join(TYPE_NAMES)}")
+        bindings = math.prod(len(v) for v in self.types.values())
+        if bindings > MAX_TYPE_BINDINGS:
+            counts = " x ".join(f"{len(v)} ({k})" for k, v in self.types.items())
+            _fail(n, f"its type constraints make {bindings} type bindings ({counts}), above ortcustom's limit of "
+                     f"{MAX_TYPE_BINDINGS} (each is a row of the op's tables): give inputs that share a type one "
+                     f"constraint, or allow fewer types")
         for group in ("inputs", "outputs"):  # element types by ONNX's name (a constraint keeps its own)
             object.__setattr__(self, group, tuple(
                 io if io.type in self.types else dataclasses.replace(io, type=canonical(io.type))
@@ -297,15 +393,16 @@ class Domain:
     """A set of ops under one ONNX domain name. `add` returns the domain, so calls chain."""
 
     def __init__(self, name: str, version: int = 1):
-        if not isinstance(name, str) or not name:
-            raise ValueError(f"a domain needs a non-empty name, got {name!r}")
+        check_name("domain", name)
         if name in ("ai.onnx", "ai.onnx.ml"):
             raise ValueError(f"{name!r} is ONNX's own domain; custom ops need a domain of their own")
         if isinstance(version, bool) or not isinstance(version, int) or version < 1:
             raise ValueError(f"domain version must be an int >= 1, got {version!r}")
         self.name = name
         self.version = version
+        self.opset: int | None = None  # the opset the models import, where the user said so (at)
         self._ops: list[Op] = []
+        self._registered = False  # SessionOptions hold its ops as they were then: add() refuses more
 
     @property
     def ops(self) -> tuple[Op, ...]:
@@ -315,6 +412,11 @@ class Domain:
         for op in ops:
             if not isinstance(op, Op):
                 raise TypeError(f"Domain({self.name!r}).add takes ortcustom.Op declarations, got {op!r}")
+            if self._registered:
+                raise ValueError(
+                    f"domain {self.name!r} was registered already: the SessionOptions it went into hold the ops it "
+                    f"had then, and {op.name!r} would not reach them. Add every op before registering, or add "
+                    f"them to a new Domain({self.name!r})")
             for have in self._ops:
                 if have is op:
                     raise ValueError(f"op {op.name!r} is already in domain {self.name!r}")
@@ -325,9 +427,16 @@ class Domain:
             self._ops.append(op)  # nothing global: onnx learns the schemas from ortcustom.schemas.register
         return self
 
+    def registered_ops(self) -> tuple[Op, ...]:
+        """Its ops, for a registration: from now on add() refuses more (they would silently be
+        missing from the SessionOptions registered with it)."""
+        self._registered = True
+        return self.ops
+
     def at(self, version: int) -> "Domain":
         """A domain of the same name with the ops valid at opset `version` (one per name)."""
         d = Domain(self.name, version)
+        d.opset = version
         d._ops = [op for op in self._ops if op.since <= version and (op.until is None or version <= op.until)]
         return d
 

@@ -64,7 +64,13 @@ def _check_ort_version(ort) -> None:
 
 
 def register(so, *domains: Domain):
-    """Adds `domains` to the onnxruntime.SessionOptions `so` (none: `so` as it is); returns `so`."""
+    """Adds `domains` to the onnxruntime.SessionOptions `so` (none: `so` as it is); returns `so`.
+
+    ValueError for what ORT cannot be given (the glue's words, as a plain library's
+    RegisterCustomOps): several versions of one op, or an op with `until` in a domain not narrowed
+    to the models' opset with `domain.at(opset)`. A domain name that another registration (a plain
+    library, another Domain) already put into `so` fails here too, naming both; the same domain
+    again is a no-op."""
     import onnxruntime as ort
 
     if not isinstance(so, ort.SessionOptions):
@@ -74,13 +80,6 @@ def register(so, *domains: Domain):
             raise TypeError(f"expected ortcustom.Domain objects, got {d!r}")
         if not d.ops:
             raise ValueError(f"domain {d.name!r} has no ops")
-        names = [op.name for op in d.ops]
-        for name in sorted({n for n in names if names.count(n) > 1}):
-            spans = ", ".join(f"[{op.since}, {op.until or 'inf'}]" for op in d.ops if op.name == name)
-            # ORT makes one schema per custom op name and domain, from the first op registered
-            raise ValueError(
-                f"domain {d.name!r} declares op {name!r} for versions {spans}; ONNX Runtime takes one "
-                f"version of a custom op per domain: register domain.at(<the model's opset for {d.name!r}>)")
     names = [d.name for d in domains]
     if len(set(names)) != len(names):
         raise ValueError(f"domains must have distinct names, got {names}")

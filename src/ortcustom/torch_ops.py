@@ -161,15 +161,28 @@ def _eager(op: Op, sig: _Signature):
 def _fake(op: Op, sig: _Signature):
     names = {decl: i for i, (_, decl, idx) in enumerate(sig.args) if idx is not None}
 
+    typed = {i.type: i.name for i in reversed(op.inputs)}  # each constraint's first input
+
     def fake(*args):
         outs = []
         for o in op.outputs:
-            if not isinstance(o.shape, str) or o.shape not in names:
-                raise NotImplementedError(f"ortcustom::{op.torch}: output {o.name} declares no shape=<input name>; "
-                                          f"its fake cannot be derived")
-            like = args[names[o.shape]]
+            if callable(o.shape):  # the declared rule, on the traced shapes (SolveTriangular's broadcast)
+                given = lambda i: args[i] if i < len(args) else None  # noqa: E731  (trailing defaults may be left out)
+                shapes = {d: None if given(i) is None else tuple(given(i).shape) for d, i in names.items()}
+                attrs = {a.name: a.default for a in op.attrs}
+                attrs.update({d: args[i] for i, (_, d, idx) in enumerate(sig.args) if idx is None and i < len(args)})
+                shape = o.shape(shapes, attrs)
+                like = args[names[typed.get(o.type, op.inputs[0].name)]]
+            elif isinstance(o.shape, str) and o.shape in names:
+                like = args[names[o.shape]]
+                shape = like.shape
+            else:
+                shape = None
+            if shape is None or any(d is None for d in shape):
+                raise NotImplementedError(f"ortcustom::{op.torch}: output {o.name} declares no shape rule that "
+                                          f"gives these inputs' output shape; its fake cannot be derived")
             dtype = like.dtype if o.type in op.types else _torch_dtype(o.type)
-            outs.append(torch.empty(like.shape, dtype=dtype, device=like.device))
+            outs.append(torch.empty(shape, dtype=dtype, device=like.device))
         return outs[0] if len(outs) == 1 else tuple(outs)
 
     return fake

@@ -7,8 +7,10 @@
  * ORT's ABI (ort_abi.h) and dlopen()s the libonnxruntime.so.* that the onnxruntime wheel ships.
  *
  *   oc_host LIBONNXRUNTIME MODEL [--library PATH]... [--input NAME=FILE]... [--out DIR]
- *           [--threads N] [--repeat K] [--intra-op N]
+ *           [--threads N] [--repeat K] [--intra-op N] [--cycles C]
  *
+ * --cycles C first makes and drops C session options with the libraries and a session (ORT unloads
+ * the libraries each time), printing "RSS <cycle> <bytes>" after the first and every C/8th.
  * --threads N runs the one session from N threads at once, each --repeat K times; every run
  * must give bit-identical outputs. --intra-op sets ORT's intra-op thread count (default: ORT's).
  *
@@ -32,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "ort_abi.h"
 
@@ -234,13 +237,21 @@ static long parse_count(const char* s, const char* opt) {
     return v;
 }
 
+static long rss_bytes(void) {
+    long pages = 0, resident = 0;
+    FILE* f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld %ld", &pages, &resident) != 2) fail(EXIT_USAGE, "cannot read /proc/self/statm");
+    fclose(f);
+    return resident * sysconf(_SC_PAGESIZE);
+}
+
 int main(int argc, char** argv) {
     const char *ort_path = NULL, *model = NULL, *out_dir = NULL;
     const char* libraries[MAX_ITEMS];
     const char* in_names[MAX_ITEMS];
     const char* in_files[MAX_ITEMS];
     size_t n_lib = 0, n_in = 0;
-    long threads = 1, repeat = 1, intra_op = -1;
+    long threads = 1, repeat = 1, intra_op = -1, cycles = 0;
 
     for (int i = 1; i < argc; i++) {
         const char* a = argv[i];
@@ -263,11 +274,12 @@ int main(int argc, char** argv) {
         else if (strcmp(a, "--threads") == 0) threads = parse_count(v, a);
         else if (strcmp(a, "--repeat") == 0) repeat = parse_count(v, a);
         else if (strcmp(a, "--intra-op") == 0) intra_op = parse_count(v, a);
+        else if (strcmp(a, "--cycles") == 0) cycles = parse_count(v, a);
         else fail(EXIT_USAGE, "unknown option %s (or too many)", a);
     }
     if (!model)
         fail(EXIT_USAGE, "usage: oc_host LIBONNXRUNTIME MODEL [--library PATH]... [--input NAME=FILE]... "
-                         "[--out DIR] [--threads N] [--repeat K] [--intra-op N]");
+                         "[--out DIR] [--threads N] [--repeat K] [--intra-op N] [--cycles C]");
     if (threads < 1 || repeat < 1) fail(EXIT_USAGE, "--threads and --repeat must be at least 1");
     const uint16_t one = 1;
     if (*(const uint8_t*)&one != 1) fail(EXIT_USAGE, "raw files are little-endian; this machine is not");
@@ -291,6 +303,15 @@ int main(int argc, char** argv) {
     OrtMemoryInfo* cpu = NULL;
     OrtAllocator* alloc = NULL;
     check(ort->CreateEnv(ORT_LOGGING_LEVEL_WARNING, "oc_host", &env), EXIT_RUNTIME);
+    for (long c = 1; c <= cycles; c++) {
+        check(ort->CreateSessionOptions(&options), EXIT_RUNTIME);
+        for (size_t i = 0; i < n_lib; i++)
+            check(ort->RegisterCustomOpsLibrary_V2(options, libraries[i]), EXIT_REGISTER);
+        check(ort->CreateSession(env, model, options, &session), EXIT_SESSION);
+        ort->ReleaseSession(session);
+        ort->ReleaseSessionOptions(options);
+        if (c == 1 || c % (cycles / 8 ? cycles / 8 : 1) == 0) printf("RSS %ld %ld\n", c, rss_bytes());
+    }
     check(ort->CreateSessionOptions(&options), EXIT_RUNTIME);
     if (intra_op >= 0) check(ort->SetIntraOpNumThreads(options, (int)intra_op), EXIT_USAGE);
     for (size_t i = 0; i < n_lib; i++)

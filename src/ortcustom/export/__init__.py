@@ -31,8 +31,9 @@ from typing import Iterable
 from .. import ops as _ops
 from ..registry import Domain, Op
 from . import symbolics, translation
-from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, METADATA_KEY, InvalidAttribute, OpMapping, group_norm,
-                      inverse, known_op, map_op, metadata, resolve)
+from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, GROUPS, METADATA_KEY, InvalidAttribute, OpMapping,
+                      cholesky, group_norm, inverse, known_op, map_op, metadata, resolve, searchsorted,
+                      solve_triangular)
 from .symbolics import registered as registered_symbolics
 from .translation import custom_translation_table
 
@@ -195,6 +196,6 @@ def _renamed(base: Op, name: str) -> Op:
     return _renamed_cache[key]
 
 
-__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "InvalidAttribute", "METADATA_KEY", "OpMapping",
-           "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op", "registered_symbolics",
-           "symbolics", "translation"]
+__all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "GROUPS", "InvalidAttribute", "METADATA_KEY", "OpMapping",
+           "cholesky", "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op",
+           "registered_symbolics", "searchsorted", "solve_triangular", "symbolics", "translation"]

@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, GroupNorm, Inverse, library_domains
+from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted, SolveTriangular, library_domains
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
@@ -214,8 +214,31 @@ def group_norm(domain: str | None = None) -> OpMapping:
                      args=("X", "num_groups", "scale", "bias", "epsilon", None))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm}
-"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm"."""
+def searchsorted(domain: str | None = None) -> OpMapping:
+    """aten::searchsorted (torch.searchsorted, Tensor values) -> SearchSorted."""
+    return OpMapping("aten::searchsorted.Tensor", SearchSorted, domain or DEFAULT_DOMAINS["SearchSorted"],
+                     args=("sorted_sequence", "values", "out_int32", "right", "side", "sorter"))
+
+
+def cholesky(domain: str | None = None) -> OpMapping:
+    """aten::linalg_cholesky and aten::cholesky (torch.linalg.cholesky, torch.cholesky; `upper`) -> Cholesky."""
+    return OpMapping(["aten::linalg_cholesky", "aten::cholesky"], Cholesky, domain or DEFAULT_DOMAINS["Cholesky"],
+                     args=("A", "upper"))
+
+
+def solve_triangular(domain: str | None = None) -> OpMapping:
+    """aten::linalg_solve_triangular (torch.linalg.solve_triangular; upper, left, unitriangular) -> SolveTriangular."""
+    return OpMapping("aten::linalg_solve_triangular", SolveTriangular,
+                     domain or DEFAULT_DOMAINS["SolveTriangular"], args=("A", "B", "upper", "left", "unitriangular"))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
+           "solve_triangular": solve_triangular}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
+"searchsorted", "cholesky", "solve_triangular"."""
+
+GROUPS = {"linalg": ("inverse", "cholesky", "solve_triangular")}
+"""Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)
 
@@ -238,7 +261,7 @@ def _domain_mappings(d: Domain) -> list[OpMapping]:
 
 
 def resolve(ops: Iterable | None) -> list[OpMapping]:
-    """The mappings to export with: `ops` (OpMapping objects, built-in names, see BUILTIN, or
+    """The mappings to export with: `ops` (OpMapping objects, built-in names, see BUILTIN and GROUPS, or
     Domains: each of their ops declared with torch= exports to itself in that domain), plus each
     built-in op's own torch op (torch.ops.ortcustom.*) -> that op, always (in the domain `ops`
     gives that op, else the default)."""
@@ -246,6 +269,12 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
         ops = DEFAULT_OPS
     if isinstance(ops, (str, OpMapping, Domain)):
         ops = [ops]
+    named = []  # each group's members in its place, each name once
+    for item in ops:
+        for name in GROUPS.get(item, (item,)) if isinstance(item, str) else (item,):
+            if not (isinstance(name, str) and name in named):
+                named.append(name)
+    ops = named
     out: list[OpMapping] = []
     for item in ops:
         if isinstance(item, Domain):
@@ -253,8 +282,8 @@ def resolve(ops: Iterable | None) -> list[OpMapping]:
             continue
         if isinstance(item, str):
             if item not in BUILTIN:
-                raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)} (or pass an "
-                                 f"ortcustom.export.OpMapping, e.g. from map_op)")
+                raise ValueError(f"unknown built-in mapping {item!r}; known: {sorted(BUILTIN)}, groups "
+                                 f"{sorted(GROUPS)} (or pass an ortcustom.export.OpMapping, e.g. from map_op)")
             item = BUILTIN[item]()
         if not isinstance(item, OpMapping):
             raise TypeError(f"ops takes built-in names {sorted(BUILTIN)}, OpMapping objects and ortcustom.Domains, "

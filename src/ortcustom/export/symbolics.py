@@ -64,8 +64,9 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
         shape_from = op.outputs[0].shape
         if isinstance(shape_from, str):  # same type and shape as that input
             src = inputs[[i.name for i in op.inputs].index(shape_from)]
-            if src is not None:
-                out.setType(src.type())
+            if src is not None:  # an output of a fixed element type (SearchSorted's int64) keeps it
+                fixed = None if op.outputs[0].type in op.types else _TORCH_DTYPES.get(op.outputs[0].type)
+                out.setType(src.type() if fixed is None else src.type().with_dtype(fixed))
         return out
 
     fn.__name__ = f"symbolic_{mapping.name}"

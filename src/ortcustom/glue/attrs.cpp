@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <exception>
+#include <set>
 
 namespace oc_glue {
 
@@ -88,6 +90,28 @@ int32_t other_kind(const OrtApi* api, const OrtKernelInfo* info, const char* nam
   return 0;
 }
 
+// What the node gives as `name` when it is of a kind no oc_attr holds (nullptr: nothing by that
+// name): a tensor, or (unless `tensor_only`) a graph, strings, a sparse tensor or a type. ORT words a
+// name the node lacks "No attribute with name..." and one of another kind "... type don't match";
+// the latter alone counts as present (any other wording: taken as absent, as before).
+const char* foreign_kind(const OrtApi* api, const OrtKernelInfo* info, const char* name, bool tensor_only) {
+  OrtAllocator* alloc = nullptr;
+  OrtValue* v = nullptr;
+  if (ok(api, api->GetAllocatorWithDefaultOptions(&alloc)) &&
+      ok(api, api->KernelInfoGetAttribute_tensor(info, name, alloc, &v))) {
+    if (v) api->ReleaseValue(v);
+    return "a tensor";
+  }
+  if (tensor_only) return nullptr;
+  int64_t i = 0;
+  OrtStatus* st = api->KernelInfoGetAttribute_int64(info, name, &i);
+  if (st == nullptr) return nullptr;  // never here: read_one read it as an int already
+  const bool present = strstr(api->GetErrorMessage(st), "type don't match") != nullptr;
+  api->ReleaseStatus(st);
+  return present ? "another kind (a graph, strings, a sparse tensor or a type: no int, float, string, ints "
+                   "or floats)" : nullptr;
+}
+
 // How every message prints a float attribute's value (types.py AttrKind.text words it the same):
 // "%.9g" (a float32 round-trips), ".0" added to an integral one.
 std::string float_text(double v) {
@@ -99,7 +123,6 @@ std::string float_text(double v) {
 // Why an int or float value breaks the declaration's bounds or choices ("" when it does not).
 std::string out_of_bounds(const oc_attr_def& d, const oc_attr& a) {
   if (d.kind != OC_ATTR_INT && d.kind != OC_ATTR_FLOAT) return "";
-  const double v = d.kind == OC_ATTR_INT ? (double)a.i : a.f;
   if (d.n_choices > 0) {
     bool found = false;
     std::string list;
@@ -109,8 +132,13 @@ std::string out_of_bounds(const oc_attr_def& d, const oc_attr& a) {
     }
     if (!found) return "must be one of " + list;
   }
-  if (d.has_min && !(v >= d.min)) return format("must be >= %g", d.min);
-  if (d.has_max && !(v <= d.max)) return format("must be <= %g", d.max);
+  if (d.kind == OC_ATTR_INT) {  // exactly: a double holds int64 values only up to 2**53
+    if (d.has_min && a.i < d.int_min) return format("must be >= %lld", (long long)d.int_min);
+    if (d.has_max && a.i > d.int_max) return format("must be <= %lld", (long long)d.int_max);
+    return "";
+  }
+  if (d.has_min && !(a.f >= d.min)) return format("must be >= %g", d.min);
+  if (d.has_max && !(a.f <= d.max)) return format("must be <= %g", d.max);
   return "";
 }
 
@@ -136,6 +164,11 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
       if (other) {
         *err = format("attribute '%s' must be of type %s, but the node gives a%s %s", d.name, kind_text(d.kind),
                       kind_text(other)[0] == 'i' ? "n" : "", kind_text(other));
+        return false;
+      }
+      // never the default (nor an empty array: ORT reads any other array kind so)
+      if (const char* foreign = foreign_kind(api, info, d.name, got)) {
+        *err = format("attribute '%s' must be of type %s, but the node gives %s", d.name, kind_text(d.kind), foreign);
         return false;
       }
     }
@@ -228,13 +261,20 @@ std::string check_kernel(const oc_op_def* op, const oc_kernel* k) {
   const int32_t width = op->n_inputs + op->n_outputs;
   if (k->signatures == nullptr || k->n_signatures <= 0)
     return who + " states no signatures (the element types of its inputs and outputs per type binding)";
+  // exact rows looked up, rows with an "any" scanned: linear in bindings x signatures otherwise
+  std::set<std::vector<int32_t>> exact;
+  std::vector<const int32_t*> wild;
+  for (int32_t s = 0; s < k->n_signatures; ++s) {
+    const int32_t* have = k->signatures + (size_t)s * width;
+    if (std::find(have, have + width, (int32_t)OC_UNDEFINED) != have + width) wild.push_back(have);
+    else exact.emplace(have, have + width);
+  }
   for (int32_t b = 0; b < op->n_bindings; ++b) {
-    const int32_t* want = op->bindings + b * width;
-    bool found = false;
-    for (int32_t s = 0; s < k->n_signatures && !found; ++s) {
-      const int32_t* have = k->signatures + s * width;
+    const int32_t* want = op->bindings + (size_t)b * width;
+    bool found = exact.count(std::vector<int32_t>(want, want + width)) > 0;
+    for (size_t s = 0; s < wild.size() && !found; ++s) {
       found = true;
-      for (int32_t j = 0; j < width && found; ++j) found = have[j] == OC_UNDEFINED || have[j] == want[j];
+      for (int32_t j = 0; j < width && found; ++j) found = wild[s][j] == OC_UNDEFINED || wild[s][j] == want[j];
     }
     if (!found) {
       std::string sig;

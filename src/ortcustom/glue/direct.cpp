@@ -40,8 +40,11 @@ namespace {
 
 class DirectRun : public Run {
  public:
-  DirectRun(const oc_direct_kernel* k, int32_t device, int32_t threads, const oc_direct_host* host)
-      : Run(k->op, k->kernel, device), threads_(threads), host_(host) {}
+  DirectRun(const oc_direct_kernel* k, int32_t device, int32_t threads, const oc_direct_host* host,
+            const int64_t* expect)
+      : Run(k->op, k->kernel, device), threads_(threads), host_(host) {
+    expect_ = expect;
+  }
 
  protected:
   int alloc_output(int32_t i, const int64_t* shape, int32_t rank, void** data) override {
@@ -132,10 +135,10 @@ extern "C" void oc_direct_destroy(oc_direct_kernel* k) {
 
 extern "C" int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                              int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,
-                             char** message) {
+                             const int64_t* expect, char** message) {
   *message = nullptr;
   try {
-    DirectRun r(k, device, threads, host);
+    DirectRun r(k, device, threads, host, expect);
     r.c.inputs = inputs;
     r.c.n_inputs = n_inputs;
     r.c.attrs = k->attrs.values.data();

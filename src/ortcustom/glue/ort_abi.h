@@ -283,7 +283,9 @@ struct OrtApi {
     void (*unused_125)(void); void (*unused_126)(void);
 
     /* ---- API 5: slots 127..149 ---- */
-    void (*unused_127)(void); void (*unused_128)(void); void (*unused_129)(void); void (*unused_130)(void);
+    void (*unused_127)(void); void (*unused_128)(void); void (*unused_129)(void);
+    /* a session option by name (the glue records there which library registered a domain) */
+    OrtStatusPtr (*AddSessionConfigEntry)(OrtSessionOptions* options, const char* key, const char* value);  /* 1.5 */
     void (*unused_131)(void);
     void (*ReleaseAllocator)(OrtAllocator* allocator);  /* 1.5 */
     void (*unused_133)(void); void (*unused_134)(void);
@@ -345,7 +347,11 @@ struct OrtApi {
     void (*unused_233)(void);
     OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
     void (*unused_235)(void);
-    void (*unused_236)(void); void (*unused_237)(void); void (*unused_238)(void);
+    /* a TENSOR attribute as a new CPU OrtValue (release it); an error for any other kind */
+    OrtStatusPtr (*KernelInfoGetAttribute_tensor)(const OrtKernelInfo* info, const char* name, OrtAllocator* allocator, OrtValue** out);  /* 1.14 */
+    OrtStatusPtr (*HasSessionConfigEntry)(const OrtSessionOptions* options, const char* key, int* out);  /* 1.14 */
+    /* value NULL: *size gets the size needed, NUL included */
+    OrtStatusPtr (*GetSessionConfigEntry)(const OrtSessionOptions* options, const char* key, char* value, size_t* size);  /* 1.14 */
 
     /* ---- API 15: slots 239..254 ---- */
     void (*unused_239)(void); void (*unused_240)(void); void (*unused_241)(void); void (*unused_242)(void);
@@ -487,14 +493,18 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTypeInfo) == 98);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseTensorTypeAndShapeInfo) == 99);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseSessionOptions) == 100);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseCustomOpDomain) == 101);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddSessionConfigEntry) == 130);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseAllocator) == 132);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_float) == 162);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_int64) == 163);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetGPUComputeStream) == 193);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(HasSessionConfigEntry) == 237);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSessionConfigEntry) == 238);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);

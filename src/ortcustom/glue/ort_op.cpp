@@ -1,13 +1,18 @@
-// ONNX Runtime's side of the glue: one OrtCustomOp per (op, type binding, provider) plus a type
-// guard, kernel creation (attributes read once), the per-run trampoline and shape inference.
+// ONNX Runtime's side of the glue: a few OrtCustomOps per op (per provider, one per combination of
+// the types that decide an output's type) plus a type guard, kernel creation (the node's type
+// binding found, attributes read once), the per-run trampoline, shape inference, and registration
+// (what a SessionOptions may hold, freed again when ORT unloads a plain library).
+#include <link.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <atomic>
 #include <climits>
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -29,15 +34,16 @@ const uint32_t kOpVersion = ORTCUSTOM_ORT_API_VERSION;
 
 const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is given none)
 const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
-oc_glue_hooks g_hooks = {nullptr, nullptr};
+oc_glue_hooks g_hooks = {nullptr, nullptr, nullptr};
 
-// Standard layout (ORT hands callbacks &op, the first member). Made once per (def, binding,
-// provider) and kept for the process: sessions point at them.
+// Standard layout (ORT hands callbacks &op, the first member). Made once per (def, row, provider)
+// and kept while the glue is loaded: sessions point at them.
 struct GlueOp {
   OrtCustomOp op;
   const oc_op_def* def;
   const oc_kernel* kernel;  // nullptr: the type guard (fails kernel creation, naming the types)
-  const int32_t* row;       // the binding's element types (the guard: 0 for a type constraint's)
+  int32_t* row;             // what ORT is told, per input then output: an element type, or 0 (any)
+                            // where only the kernel's binding search decides (owned)
   bool cuda;
   int32_t type_of[64];      // per output (shape inference): the input whose element type it has, -1
   int32_t fixed_type[64];   // ... else the one type every binding gives it (0: none)
@@ -93,12 +99,18 @@ int cb_until(const OrtCustomOp* op) { return G(op)->def->until; }
 
 // ---- kernel creation ---------------------------------------------------------------------------
 
+// Kernels alive (made by ORT, not yet destroyed): what is made at registration is freed at unload
+// only when none is left (at process exit sessions may outlive us).
+std::atomic<long> g_live_kernels{0};
+
 struct Kernel {
-  const GlueOp* g;
+  const GlueOp* g = nullptr;
+  const int32_t* row = nullptr;  // the node's type binding: a row of def->bindings
   const OrtApi* api;
   std::string node;
   Attrs attrs;              // in the declaration's order
   std::vector<oc_attr> ka;  // in the kernel's order (pointing into attrs)
+  std::vector<int64_t> expect;  // the outputs' shapes by the Python rules (oc_glue_hooks.rule_shapes)
   void* state = nullptr;
 };
 
@@ -151,6 +163,51 @@ std::string node_input_types(const OrtApi* api, const OrtKernelInfo* info, const
 void destroy_kernel(Kernel* k) {
   destroy_state(k->g->kernel, k->state);
   delete k;
+  g_live_kernels.fetch_sub(1);
+}
+
+// The element type of each of the node's inputs (0: absent, not a tensor, or unknown).
+std::vector<int32_t> node_types(const OrtApi* api, const OrtKernelInfo* info) {
+  size_t n = 0;
+  std::vector<int32_t> out;
+  OrtStatus* st = api->KernelInfo_GetInputCount(info, &n);
+  if (st) {
+    api->ReleaseStatus(st);
+    return out;
+  }
+  out.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    OrtTypeInfo* ti = nullptr;
+    const OrtTensorTypeAndShapeInfo* tsi = nullptr;
+    ONNXTensorElementDataType t = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    st = api->KernelInfo_GetInputTypeInfo(info, i, &ti);
+    if (!st && ti) st = api->CastTypeInfoToTensorInfo(ti, &tsi);
+    if (!st && tsi) st = api->GetTensorElementType(tsi, &t);
+    if (st) api->ReleaseStatus(st);
+    else out[i] = (int32_t)t;
+    if (ti) api->ReleaseTypeInfo(ti);
+  }
+  return out;
+}
+
+// The first binding (row of def->bindings) that the node's input types and the ORT op's fixed
+// types agree with; nullptr: none (the op does not take these types). Once per node.
+const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) {
+  const oc_op_def* def = g->def;
+  const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
+  for (int32_t b = 0; b < def->n_bindings; ++b) {
+    const int32_t* r = def->bindings + (size_t)b * width;
+    bool ok = true;
+    for (int32_t j = 0; j < width && ok; ++j) ok = g->row[j] == 0 || g->row[j] == r[j];
+    for (size_t i = 0; i < types.size() && ok; ++i) {
+      // a variadic last input: each of its tensors has the declared entry's type, if homogeneous
+      const int32_t j = i < (size_t)n_in ? (int32_t)i : n_in - 1;
+      if (def->inputs[j].kind == OC_IO_VARIADIC && !def->inputs[j].homogeneous) break;
+      ok = types[i] == 0 || r[j] == 0 || types[i] == r[j];
+    }
+    if (ok) return r;
+  }
+  return nullptr;
 }
 
 OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info, void** out) {
@@ -162,30 +219,39 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
     k->g = g;
     k->api = api;
     k->node = node_name(api, info);
-    if (g->kernel == nullptr)
+    if (g->kernel != nullptr) k->row = find_binding(g, node_types(api, info));
+    if (k->row == nullptr)
       return make_status(api, OC_INVALID_ARGUMENT,
                          where(def, k->node, format("no kernel for input types (%s); %s accepts %s",
                                                     node_input_types(api, info, def).c_str(), def->name,
                                                     def->accepted ? def->accepted : "other types")));
     std::string err;
     if (!read_attrs(api, info, def, &k->attrs, &err)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
+    auto host_error = [&](int rc, char* msg, const char* otherwise) {
+      std::string m = msg ? msg : otherwise;
+      free(msg);
+      return make_status(api, rc, where(def, k->node, m));
+    };
     if (def->host_checks && g_hooks.check_attrs) {
       char* msg = nullptr;
       const int rc = g_hooks.check_attrs(def, k->attrs.values.data(), &msg);
-      if (rc != OC_OK) {
-        std::string m = msg ? msg : "invalid attribute";
-        free(msg);
-        return make_status(api, rc, where(def, k->node, m));
-      }
+      if (rc != OC_OK) return host_error(rc, msg, "invalid attribute");
+    }
+    if (def->host_shapes && g_hooks.rule_shapes) {
+      k->expect.assign((size_t)def->n_outputs * (OC_MAX_RANK + 1), -1);
+      char* msg = nullptr;
+      const int rc = g_hooks.rule_shapes(def, api, info, k->attrs.values.data(), k->expect.data(), &msg);
+      if (rc != OC_OK) return host_error(rc, msg, "a shape rule failed");
     }
     k->ka = kernel_order(g->kernel, def, k->attrs);
     const oc_kernel* kd = g->kernel;
     if (kd->create) {
-      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, g->row, k->ka);
+      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->row, k->ka);
       const int rc = r.create(&k->state);
       if (rc != OC_OK) return make_status(api, rc, where(def, k->node, r.message()));
     }
     *out = k.release();
+    g_live_kernels.fetch_add(1);
     return nullptr;
   } catch (const std::bad_alloc&) {
     return make_status(api, OC_FAIL, where(def, "", "out of memory at kernel creation"));
@@ -201,7 +267,9 @@ enum { kStackInputs = 16 };
 class OrtRun : public Run {
  public:
   OrtRun(const Kernel* k, OrtKernelContext* ctx)
-      : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {}
+      : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {
+    if (!k->expect.empty()) expect_ = k->expect.data();
+  }
   ~OrtRun() override {
     if (alloc_) api_->ReleaseAllocator(alloc_);
   }
@@ -348,7 +416,7 @@ OrtStatus* OrtRun::run() {
   c.attrs = k_->ka.data();
   c.n_attrs = (int32_t)k_->ka.size();
   c.state = k_->state;
-  c.dtypes = k_->g->row;
+  c.dtypes = k_->row;
   if (k_->g->cuda) {
     st = api_->KernelContext_GetGPUComputeStream(ctx_, &c.stream);
     if (!st && c.stream == nullptr)
@@ -470,29 +538,26 @@ bool shape_fn_safe(const oc_op_def* def, const OrtApiBase* base) {
   return !inner_optional || !older_runtime(base, 24);
 }
 
-GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const int32_t* row, bool cuda, bool shapes) {
+GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const std::vector<int32_t>& row, bool cuda,
+                bool shapes) {
+  std::unique_ptr<int32_t[]> owned(new int32_t[row.empty() ? 1 : row.size()]());
+  std::copy(row.begin(), row.end(), owned.get());
   GlueOp* g = new GlueOp();
   memset(&g->op, 0, sizeof g->op);
   g->def = def;
   g->kernel = kernel;
   g->cuda = cuda;
+  g->row = owned.release();
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
-  if (row == nullptr) {  // the guard: any type for what a type constraint types
-    int32_t* guard = new int32_t[width > 0 ? width : 1]();
-    for (int32_t j = 0; j < width && def->n_bindings > 0; ++j)
-      if (!(j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained) guard[j] = def->bindings[j];
-    row = guard;
-  }
-  g->row = row;
   for (int32_t o = 0; o < def->n_outputs && o < 64; ++o) {
     g->type_of[o] = -1;
     g->fixed_type[o] = def->n_bindings > 0 ? def->bindings[n_in + o] : 0;
     for (int32_t b = 1; b < def->n_bindings; ++b)
-      if (def->bindings[b * width + n_in + o] != g->fixed_type[o]) g->fixed_type[o] = 0;
+      if (def->bindings[(size_t)b * width + n_in + o] != g->fixed_type[o]) g->fixed_type[o] = 0;
     for (int32_t i = 0; i < n_in && g->type_of[o] < 0 && g->fixed_type[o] == 0; ++i) {
       bool same = true;
       for (int32_t b = 0; b < def->n_bindings && same; ++b) {
-        const int32_t* r = def->bindings + b * width;
+        const int32_t* r = def->bindings + (size_t)b * width;
         same = r[i] == r[n_in + o];
       }
       if (same) g->type_of[o] = i;
@@ -522,28 +587,205 @@ GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const int32_t* ro
   return g;
 }
 
-// Per op: one OrtCustomOp per binding and provider (CPU when it has a CPU kernel, CUDA when it has
-// a CUDA one), then the type guard (CPU: the CUDA provider leaves to CPU a node it has no kernel
-// for), last so that ORT picks the exact bindings first.
+void free_op(GlueOp* g) {
+  delete[] g->row;
+  delete g;
+}
+
+// What ORT is told of an op, one entry per OrtCustomOp (see plan_ops).
+struct OpPlan {
+  std::vector<int32_t> row;  // element types per input then output; 0: any
+  int device;                // OC_CPU or OC_CUDA
+  bool guard;
+};
+
+// Per provider with a kernel (CPU, then CUDA), one OrtCustomOp per distinct combination of the
+// types that ORT must see: every output's (ORT infers output types from the first op whose input
+// types match the node: an output typed "any" would get a guessed type) and the inputs whose type
+// is an output's; an input whose type constraint types no output is "any" (0), its type found by
+// the kernel's binding search (find_binding). So the count grows with the types of the outputs,
+// never with the product of independent input constraints. Then the type guard: every
+// constrained type "any", CPU (the CUDA provider leaves to CPU a node it has no kernel for), last so
+// that ORT picks the others first; it fails kernel creation, naming the node's types.
+std::vector<OpPlan> plan_ops(const oc_op_def* def) {
+  std::vector<OpPlan> out;
+  const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
+  std::vector<bool> keep(width, true);
+  for (int32_t i = 0; i < n_in; ++i) {
+    if (!def->inputs[i].constrained) continue;
+    bool types_an_output = false;
+    for (int32_t o = 0; o < def->n_outputs && !types_an_output; ++o) {
+      if (!def->outputs[o].constrained) continue;
+      bool same = true;
+      for (int32_t b = 0; b < def->n_bindings && same; ++b) {
+        const int32_t* r = def->bindings + (size_t)b * width;
+        same = r[i] == r[n_in + o];
+      }
+      types_an_output = same;
+    }
+    keep[i] = types_an_output;
+  }
+  for (int device : {OC_CPU, OC_CUDA}) {
+    if ((device == OC_CPU ? def->cpu : def->cuda) == nullptr) continue;
+    std::set<std::vector<int32_t>> seen;
+    for (int32_t b = 0; b < def->n_bindings; ++b) {
+      const int32_t* r = def->bindings + (size_t)b * width;
+      std::vector<int32_t> row(width);
+      for (int32_t j = 0; j < width; ++j) row[j] = keep[j] ? r[j] : 0;
+      if (seen.insert(row).second) out.push_back({row, device, false});
+    }
+  }
+  bool constrained = false;
+  for (int32_t j = 0; j < n_in; ++j) constrained |= def->inputs[j].constrained != 0;
+  if (constrained && def->n_bindings > 0) {
+    std::vector<int32_t> row(width);
+    for (int32_t j = 0; j < width; ++j)
+      row[j] = (j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained ? 0 : def->bindings[j];
+    out.push_back({row, OC_CPU, true});
+  }
+  return out;
+}
+
 std::vector<GlueOp*> make_ops(const oc_op_def* def, const OrtApiBase* base) {
   std::vector<GlueOp*> out;
   const bool shapes = shape_fn_safe(def, base);
-  const int32_t width = def->n_inputs + def->n_outputs;
-  for (int device = 0; device < 2; ++device) {
-    const oc_kernel* k = device ? def->cuda : def->cpu;
-    if (k == nullptr) continue;
-    for (int32_t b = 0; b < def->n_bindings; ++b) out.push_back(make_op(def, k, def->bindings + b * width, device == 1, shapes));
+  try {
+    for (const OpPlan& p : plan_ops(def))
+      out.push_back(make_op(def, p.guard ? nullptr : p.device == OC_CUDA ? def->cuda : def->cpu, p.row,
+                            p.device == OC_CUDA, shapes));
+  } catch (...) {
+    for (GlueOp* g : out) free_op(g);
+    throw;
   }
-  bool constrained = false;
-  for (int32_t j = 0; j < def->n_inputs; ++j) constrained |= def->inputs[j].constrained != 0;
-  if (constrained) out.push_back(make_op(def, nullptr, nullptr, false, shapes));
   return out;
 }
 
 std::mutex g_mu;
-// Never released: the options and every session made from them point at them. One per def,
-// shared by every SessionOptions it is added to (memory stays bounded).
-std::unordered_map<const oc_domain_def*, OrtCustomOpDomain*>* g_domains = nullptr;
+
+// What this copy of the glue made for ORT, per domain def: made once, added to every SessionOptions
+// the domain is registered into (memory bounded by the defs), freed when the glue is unloaded: ORT
+// dlcloses a plain library once the options and sessions that loaded it are gone, which runs this
+// destructor. At process exit a session may still hold our ops (a kernel alive): then nothing is
+// freed. Releasing a domain only frees ORT's small struct (it is not looked at once sessions exist).
+struct Made {
+  OrtCustomOpDomain* domain = nullptr;
+  std::vector<GlueOp*> ops;
+};
+struct Registry {
+  const OrtApi* api = nullptr;
+  std::unordered_map<const oc_domain_def*, Made> made;
+  ~Registry() {
+    if (api == nullptr || g_live_kernels.load() != 0) return;
+    for (auto& kv : made) {
+      if (kv.second.domain) api->ReleaseCustomOpDomain(kv.second.domain);
+      for (GlueOp* g : kv.second.ops) free_op(g);
+    }
+  }
+};
+Registry g_registry;
+
+std::string span(const oc_op_def* d) {
+  return d->until == INT32_MAX ? format("[%d, inf]", d->since) : format("[%d, %d]", d->since, d->until);
+}
+
+// Why ORT cannot be given `dom` as it is ("" when it can). ORT makes one schema per custom op name
+// and domain, from the first op of that name, and never tells a custom op which opset of its
+// domain a model imports: of several versions of one op it runs the first for every model, and an
+// op's `until` is not enforced. opset: the one the models import, when the host knows it (Python:
+// Domain.at(v)); 0: unknown.
+std::string check_versions(const oc_domain_def* dom, int32_t opset) {
+  for (int32_t i = 0; i < dom->n_ops; ++i) {
+    const oc_op_def* d = dom->ops[i];
+    bool first = true;
+    std::string spans;
+    for (int32_t j = 0; j < dom->n_ops; ++j) {
+      if (strcmp(dom->ops[j]->name, d->name) != 0) continue;
+      if (j < i) first = false;
+      spans += (spans.empty() ? "" : ", ") + span(dom->ops[j]);
+    }
+    if (!first) continue;
+    if (spans != span(d))
+      return format("domain '%s' declares op '%s' for versions %s; ONNX Runtime takes one version of a custom "
+                    "op per domain (it does not tell a custom op which opset a model imports): register one "
+                    "(Python: domain.at(<the model's opset for '%s'>))",
+                    dom->name, d->name, spans.c_str(), dom->name);
+    if (d->until != INT32_MAX && opset == 0)
+      return format("domain '%s' declares op '%s' for versions %s only; ONNX Runtime does not tell a custom op "
+                    "which opset a model imports and would run it for a model at any opset of '%s' from %d "
+                    "on: declare it without until, or register the domain at the models' opset "
+                    "(Python: domain.at(<the model's opset for '%s'>))",
+                    dom->name, d->name, spans.c_str(), dom->name, d->since, dom->name);
+  }
+  return "";
+}
+
+// ---- one registration of a domain per SessionOptions ---------------------------------------------
+// ORT fails session creation with a bare "Domain already set in registry" when two registrations
+// put one domain name into one SessionOptions, and offers no way to list its domains. So each
+// registration leaves a record in the options themselves, a session config entry per domain name
+// naming who registered it: every copy of the glue (each plain library, the Python module) sees it,
+// and it dies with the options (no stale record when an address is reused).
+const char* const kRecordPrefix = "ortcustom.domain.";
+
+// The file this copy of the glue was loaded from (dl_iterate_phdr: in libc itself, unlike dladdr on
+// older glibc).
+int find_self(struct dl_phdr_info* info, size_t, void* data) {
+  auto* want = static_cast<std::pair<uintptr_t, std::string>*>(data);
+  for (int i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    const uintptr_t start = info->dlpi_addr + ph.p_vaddr;
+    if (ph.p_type == PT_LOAD && want->first >= start && want->first < start + ph.p_memsz) {
+      want->second = info->dlpi_name ? info->dlpi_name : "";
+      return 1;
+    }
+  }
+  return 0;
+}
+
+std::string this_source() {
+  if (g_hooks.infer_shapes != nullptr) return "ortcustom.register (Python)";
+  std::pair<uintptr_t, std::string> self(reinterpret_cast<uintptr_t>(&find_self), "");
+  dl_iterate_phdr(find_self, &self);
+  return self.second.empty() ? "a plain library" : "the library " + self.second;
+}
+
+// "<who> (ops A, B) #<the def's address>": equal records mean the same registration again.
+std::string record_of(const oc_domain_def* dom) {
+  std::string ops;
+  for (int32_t i = 0; i < dom->n_ops; ++i) ops += (i ? ", " : "") + std::string(dom->ops[i]->name);
+  if (ops.size() > 600) ops = ops.substr(0, 600) + "...";  // ORT caps a value's length
+  return format("%s (ops %s) #%p", this_source().c_str(), ops.c_str(), (const void*)dom);
+}
+
+std::string who_of(const std::string& record) { return record.substr(0, record.rfind(" #")); }
+
+// The record of `name` in `options`, "" when none (or the runtime cannot say).
+std::string read_record(const OrtApi* api, const OrtSessionOptions* options, const char* name) {
+  const std::string key = kRecordPrefix + std::string(name);
+  int has = 0;
+  OrtStatus* st = api->HasSessionConfigEntry(options, key.c_str(), &has);
+  if (st || !has) {
+    if (st) api->ReleaseStatus(st);
+    return "";
+  }
+  size_t n = 0;
+  st = api->GetSessionConfigEntry(options, key.c_str(), nullptr, &n);
+  std::string out(n, '\0');
+  if (!st && n) st = api->GetSessionConfigEntry(options, key.c_str(), &out[0], &n);
+  if (st) {
+    api->ReleaseStatus(st);
+    return "";
+  }
+  out.resize(n > 0 ? n - 1 : 0);
+  return out;
+}
+
+std::string conflict(const char* name, const std::string& had, const std::string& now) {
+  return format("ortcustom: domain '%s' is registered twice into one SessionOptions, by %s and by %s; ONNX "
+                "Runtime takes one registration per domain name: put all its ops in one registration (one "
+                "Domain in Python, or one library)",
+                name, who_of(had).c_str(), who_of(now).c_str());
+}
 
 }  // namespace
 
@@ -560,8 +802,32 @@ extern "C" int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel
   return -1;
 }
 
+extern "C" int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, char* message, size_t cap) {
+  std::string why = check_versions(domain, opset);
+  if (why.empty()) return 0;
+  snprintf(message, cap, "%s", why.c_str());
+  return -1;
+}
+
+extern "C" int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap) {
+  const std::vector<OpPlan> plan = plan_ops(op);
+  const int32_t width = op->n_inputs + op->n_outputs;
+  for (size_t p = 0; p < plan.size() && (int32_t)p < cap; ++p) {
+    std::copy(plan[p].row.begin(), plan[p].row.end(), rows + p * width);
+    devices[p] = plan[p].device;
+    guards[p] = plan[p].guard;
+  }
+  return (int32_t)plan.size();
+}
+
 extern "C" OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiBase* base,
                                        const oc_domain_def* const* domains, int32_t n_domains) {
+  return oc_glue_register_at(options, base, domains, nullptr, n_domains);
+}
+
+extern "C" OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* base,
+                                          const oc_domain_def* const* domains, const int32_t* opsets,
+                                          int32_t n_domains) {
   const OrtApi* api = base->GetApi(ORTCUSTOM_ORT_API_VERSION);
   if (api == nullptr) {  // an older runtime: its first table can still make the status
     return base->GetApi(1)->CreateStatus(
@@ -573,39 +839,52 @@ extern "C" OrtStatus* oc_glue_register(OrtSessionOptions* options, const OrtApiB
     g_api = api;
     if (g_api18 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_OPTIONAL))
       g_api18 = base->GetApi(ORTCUSTOM_ORT_API_OPTIONAL);  // an older ORT would print an error
-    if (g_domains == nullptr) g_domains = new std::unordered_map<const oc_domain_def*, OrtCustomOpDomain*>();
+    if (g_registry.api == nullptr) g_registry.api = api;
+    // First what may be refused, so that a refusal adds nothing.
+    std::vector<std::string> records(n_domains);
+    std::vector<bool> again(n_domains, false);
     for (int32_t d = 0; d < n_domains; ++d) {
       const oc_domain_def* dom = domains[d];
-      OrtCustomOpDomain*& ort_dom = (*g_domains)[dom];
-      if (ort_dom == nullptr) {
-        for (int32_t i = 0; i < dom->n_ops; ++i) {
-          const oc_op_def* def = dom->ops[i];
-          for (const oc_kernel* k : {def->cpu, def->cuda}) {
-            const std::string why = k ? check_kernel(def, k) : std::string();
-            if (!why.empty()) {
-              g_domains->erase(dom);
-              return api->CreateStatus(ORT_FAIL, format("ortcustom: %s::%s: %s", dom->name, def->name, why.c_str()).c_str());
-            }
-          }
+      std::string why = check_versions(dom, opsets ? opsets[d] : 0);
+      if (!why.empty()) return api->CreateStatus(ORT_FAIL, ("ortcustom: " + why).c_str());
+      for (int32_t i = 0; i < dom->n_ops; ++i) {
+        const oc_op_def* def = dom->ops[i];
+        for (const oc_kernel* k : {def->cpu, def->cuda}) {
+          why = k ? check_kernel(def, k) : std::string();
+          if (!why.empty())
+            return api->CreateStatus(ORT_FAIL, format("ortcustom: %s::%s: %s", dom->name, def->name, why.c_str()).c_str());
         }
-        OrtCustomOpDomain* made = nullptr;
-        OrtStatus* st = api->CreateCustomOpDomain(dom->name, &made);
-        if (st) {
-          g_domains->erase(dom);
-          return st;
-        }
-        for (int32_t i = 0; i < dom->n_ops && !st; ++i)
-          for (GlueOp* g : make_ops(dom->ops[i], base))
-            if (!st) st = api->CustomOpDomain_Add(made, &g->op);  // GlueOps live for the process
-        if (st) {
-          api->ReleaseCustomOpDomain(made);  // no options refer to it yet
-          g_domains->erase(dom);
-          return st;
-        }
-        ort_dom = made;
       }
-      OrtStatus* st = api->AddCustomOpDomain(options, ort_dom);
+      records[d] = record_of(dom);
+      std::string had = read_record(api, options, dom->name);
+      for (int32_t e = 0; e < d && had.empty(); ++e)
+        if (strcmp(domains[e]->name, dom->name) == 0) had = records[e];
+      if (!had.empty() && had != records[d]) return api->CreateStatus(ORT_FAIL, conflict(dom->name, had, records[d]).c_str());
+      again[d] = !had.empty();
+    }
+    for (int32_t d = 0; d < n_domains; ++d) {
+      if (again[d]) continue;  // the same registration again: already there
+      const oc_domain_def* dom = domains[d];
+      auto found = g_registry.made.find(dom);
+      if (found == g_registry.made.end()) {
+        Made m;
+        OrtStatus* st = api->CreateCustomOpDomain(dom->name, &m.domain);
+        for (int32_t i = 0; i < dom->n_ops && !st; ++i)
+          for (GlueOp* g : make_ops(dom->ops[i], base)) {
+            m.ops.push_back(g);
+            if (!st) st = api->CustomOpDomain_Add(m.domain, &g->op);
+          }
+        if (st) {
+          if (m.domain) api->ReleaseCustomOpDomain(m.domain);  // no options refer to it yet
+          for (GlueOp* g : m.ops) free_op(g);
+          return st;
+        }
+        found = g_registry.made.emplace(dom, std::move(m)).first;
+      }
+      OrtStatus* st = api->AddCustomOpDomain(options, found->second.domain);
       if (st) return st;
+      st = api->AddSessionConfigEntry(options, (kRecordPrefix + std::string(dom->name)).c_str(), records[d].c_str());
+      if (st) api->ReleaseStatus(st);  // no record (a name too long for a key): ORT's own error stays
     }
     return nullptr;
   } catch (const std::bad_alloc&) {

@@ -1,6 +1,7 @@
 // The kernel contract, checked at the boundary (run.hpp).
 #include "run.hpp"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,18 @@ int Run::host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t r
                                      "of input %s, %s", name, shape_text(shape, rank).c_str(),
                                      r->op_->inputs[src].name, shape_text(x.shape, x.rank).c_str()));
   }
+  if (r->expect_ && i < r->op_->n_outputs) {
+    const int64_t* e = r->expect_ + (size_t)i * (OC_MAX_RANK + 1);
+    bool same = e[0] < 0 || e[0] == rank;
+    for (int32_t d = 0; same && e[0] >= 0 && d < rank; ++d) same = e[1 + d] < 0 || e[1 + d] == shape[d];
+    if (!same) {
+      bool any = false;
+      for (int64_t d = 0; d < e[0]; ++d) any |= e[1 + d] < 0;
+      return r->fail(OC_FAIL, format("output %s: the kernel gave shape %s; the op's shape rule says %s%s", name,
+                                     shape_text(shape, rank).c_str(), shape_text(e + 1, (int32_t)e[0]).c_str(),
+                                     any ? " (-1: any size)" : ""));
+    }
+  }
   return r->alloc_output(i, shape, rank, data);
 }
 
@@ -151,7 +164,9 @@ int Run::host_scratch(oc_context* ctx, size_t bytes, void** data) {
     return r->fail(OC_FAIL, format("the kernel asked for more than %d scratch buffers", (int)kMaxScratch));
   }
   int rc = OC_OK;
-  if (ctx->device == OC_CPU) {
+  if (bytes > (size_t)PTRDIFF_MAX) {  // no allocator has it (a size computed negative), and the
+    rc = OC_OUT_OF_MEMORY;            // round-up below would wrap it to 0
+  } else if (ctx->device == OC_CPU) {
     *data = aligned_alloc(64, ((bytes ? bytes : 1) + 63) / 64 * 64);
     if (*data == nullptr) rc = OC_OUT_OF_MEMORY;
   } else {

@@ -64,6 +64,9 @@ class Run {
   const oc_op_def* op_;
   const oc_kernel* kernel_;
   bool creating_ = false;  // a create: no outputs, no scratch
+  // Per declared output, its rank (-1: any) then OC_MAX_RANK dims (-1: any), what the output must
+  // be (the Python shape rules' word at kernel creation; nullptr: nothing said)
+  const int64_t* expect_ = nullptr;
 
  private:
   static int host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data);

@@ -1,11 +1,14 @@
 """The built-in ops. Add one to a domain: `ortcustom.Domain("com.microsoft").add(Inverse)`."""
 from ..registry import Domain, Op
 from . import contrib
+from .cholesky import Cholesky, CholeskyEx
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
+from .searchsorted import SearchSorted
+from .solve_triangular import SolveTriangular
 
-ALL = (Inverse, GroupNorm)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():

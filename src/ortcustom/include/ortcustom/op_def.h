@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bumped with any change below (the generated tables and the glue must agree). */
-#define OC_OP_DEF_VERSION 1
+#define OC_OP_DEF_VERSION 2
 
 typedef enum oc_io_kind { OC_IO_REQUIRED = 0, OC_IO_OPTIONAL = 1, OC_IO_VARIADIC = 2 } oc_io_kind;
 
@@ -36,11 +36,13 @@ typedef struct oc_attr_def {
   int32_t required; /* else `value` is the default */
   oc_attr value;    /* the default (name and kind repeated) */
   /* What a value must be (int and float attributes; the glue refuses others at kernel creation):
-     within [min, max] where has_min/has_max, one of choices[n_choices] where n_choices > 0. */
+     within [min, max] where has_min/has_max (float attributes: min, max; int attributes:
+     int_min, int_max, compared exactly), one of choices[n_choices] where n_choices > 0. */
   int32_t has_min, has_max;
   double min, max;
   int32_t n_choices;
   const int64_t* choices;
+  int64_t int_min, int_max;
 } oc_attr_def;
 
 /* An op: name, versions, signature, type bindings and its kernels. */

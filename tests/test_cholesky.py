@@ -1,0 +1,132 @@
+"""Cholesky and CholeskyEx (torch.linalg.cholesky, torch.linalg.cholesky_ex): backward error within a
+small multiple of n * eps, torch's info and errors, in a session, by direct call, as a torch op, from
+both exporters."""
+import warnings
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortcustom
+from ortcustom import kernels
+from ortcustom.ops import Cholesky, CholeskyEx
+from ortcustom.testing import make_model
+
+from helpers import CPU, InvalidArgument, session
+
+torch = pytest.importorskip("torch")
+import ortcustom.torch_ops  # noqa: E402,F401
+
+DOM = ortcustom.Domain("ortcustom").add(Cholesky, CholeskyEx)
+EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
+
+
+def spd(rng, shape, dtype, cond=None):
+    """Symmetric positive-definite matrices of `shape` (..., n, n); cond: their 2-norm condition."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(rng.standard_normal(shape))
+    ev = np.logspace(0, -np.log10(cond), n) if cond else rng.uniform(0.5, 2.0, shape[:-1])
+    return ((q * ev[..., None, :]) @ np.swapaxes(q, -1, -2)).astype(dtype)
+
+
+def run(op, a, **attrs):
+    sess = session(op, DOM, {"A": (a.dtype, None)}, attrs=attrs or None)
+    out = sess.run(None, {"A": a})
+    return out[0] if op is Cholesky else tuple(out)
+
+
+def assert_factor(a, l, upper=False):
+    """Triangular, and A = L L^T (U^T U) to a backward error of a small multiple of n * eps."""
+    a64, l64 = a.astype(np.float64), l.astype(np.float64)
+    n = a.shape[-1]
+    if n == 0:
+        return
+    tri = np.triu(l64) if upper else np.tril(l64)
+    np.testing.assert_array_equal(l64, tri)
+    rec = np.swapaxes(l64, -1, -2) @ l64 if upper else l64 @ np.swapaxes(l64, -1, -2)
+    err = np.linalg.norm(rec - a64, axis=(-2, -1)) / np.linalg.norm(a64, axis=(-2, -1))
+    assert (err <= 8 * n * EPS[a.dtype.type]).all(), err.max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("shape", [(1, 1), (3, 3), (4, 4), (1000, 3, 3), (64, 4, 4), (9, 8, 8), (2, 3, 16, 16),
+                                   (5, 17, 17), (3, 64, 64), (2, 65, 65), (150, 150), (2, 200, 200), (0, 3, 3),
+                                   (2, 0, 0)])
+def test_factors_match_torch_every_path(dtype, upper, shape):
+    rng = np.random.default_rng(sum(shape) + upper)
+    a = spd(rng, shape, dtype)
+    a_junk = a.copy()  # the triangle not read may hold anything
+    n = shape[-1]
+    if n:
+        junk = np.triu(np.full((n, n), 1e6), 1)
+        a_junk = a_junk + (junk.T if upper else junk).astype(dtype)
+    want = torch.linalg.cholesky(torch.from_numpy(a), upper=bool(upper)).numpy()
+    for got in (run(Cholesky, a_junk, upper=upper), kernels.cholesky(a_junk, upper=upper),
+                run(CholeskyEx, a_junk, upper=upper)[0],
+                torch.ops.ortcustom.cholesky(torch.from_numpy(a_junk), upper).numpy()):
+        assert got.shape == a.shape and got.dtype == a.dtype
+        assert_factor(a, got, bool(upper))
+        np.testing.assert_allclose(got, want, rtol=0, atol=50 * n * EPS[dtype] * max(1.0, np.abs(want).max(initial=0)))
+    info = run(CholeskyEx, a, upper=upper)[1]
+    assert info.dtype == np.int32 and info.shape == shape[:-2] and not info.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_and_badly_conditioned(dtype):
+    rng = np.random.default_rng(3)
+    for n, cond in ((600, None), (257, 1e5 if dtype == np.float32 else 1e12)):
+        a = spd(rng, (n, n), dtype, cond)
+        for upper in (0, 1):
+            assert_factor(a, run(Cholesky, a, upper=upper), bool(upper))
+            assert_factor(a, kernels.cholesky(a, upper=upper), bool(upper))
+
+
+def not_pd(dtype):
+    a = spd(np.random.default_rng(0), (4, 5, 5), dtype)
+    a[2, 3, 3] = -50.0  # leading minor of order 4 of matrix 2
+    a[3, 0, 0] = np.nan  # order 1 of matrix 3
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_info_as_torch_for_not_positive_definite_and_nan(dtype):
+    a = not_pd(dtype)
+    for upper in (0, 1):
+        l, info = run(CholeskyEx, a, upper=upper)
+        np.testing.assert_array_equal(info, torch.linalg.cholesky_ex(torch.from_numpy(a), upper=bool(upper))[1])
+        np.testing.assert_array_equal(info, [0, 0, 4, 1])
+        assert_factor(a[:2], l[:2], bool(upper))  # the others' factors are partial, as LAPACK's
+        np.testing.assert_array_equal(kernels.cholesky_ex(a, upper=upper)[1], info)
+        np.testing.assert_array_equal(CholeskyEx.reference(a, upper=upper)[1], info)
+
+
+def test_not_positive_definite_is_an_error_naming_op_node_and_batch_index():
+    a = not_pd(np.float64)
+    sess = session(Cholesky, DOM, {"A": (np.float64, None)})
+    with pytest.raises(InvalidArgument, match=r"Cholesky \(node 'n0'\): input A: the matrix at batch index 2 is not "
+                                              r"positive-definite \(its leading minor of order 4"):
+        sess.run(None, {"A": a})
+    with pytest.raises(ValueError, match="Cholesky: input A: the matrix at batch index 2 is not positive-definite"):
+        kernels.cholesky(a)
+    with pytest.raises(ValueError, match="batch index 2"):
+        torch.ops.ortcustom.cholesky(torch.from_numpy(a), 0)
+    np.testing.assert_array_equal(sess.run(None, {"A": a[:2]})[0], kernels.cholesky(a[:2]))  # the session survives
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (4, 2, 3), ()])
+def test_bad_shapes_are_clear_errors(shape):
+    for op in (Cholesky, CholeskyEx):
+        sess = session(op, DOM, {"A": (np.float32, None)})
+        with pytest.raises(InvalidArgument, match=rf"{op.name} \(node 'n0'\): input A has shape .*\(\.\.\., N, N\)"):
+            sess.run(None, {"A": np.ones(shape, np.float32)})
+
+
+def test_info_shape_inferred_and_only_info_used():
+    model = make_model(CholeskyEx, DOM, {"A": (np.float64, ["b", 3, 3])})
+    for o in model.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
+    assert sess.get_outputs()[1].shape == ["b"]
+    a = not_pd(np.float64)[:, :3, :3]
+    np.testing.assert_array_equal(sess.run(["info"], {"A": a})[0], [0, 0, 0, 1])
