@@ -65,7 +65,7 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
         if isinstance(shape_from, str):  # same type and shape as that input
             src = inputs[[i.name for i in op.inputs].index(shape_from)]
             if src is not None:  # an output of a fixed element type (SearchSorted's int64) keeps it
-                fixed = None if op.outputs[0].type in op.types else _TORCH_DTYPES.get(op.outputs[0].type)
+                fixed = None if op.outputs[0].type in op.types else getattr(torch, element_type(op.outputs[0].type).torch)
                 out.setType(src.type() if fixed is None else src.type().with_dtype(fixed))
         return out
 
