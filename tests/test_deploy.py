@@ -4,6 +4,7 @@ never imports ortcustom; the same outputs as ortcustom's Python path, our kernel
 errors naming op and node, the host surviving them."""
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -158,9 +159,10 @@ def test_library_path_of_a_domain():
     assert r.stdout.strip() == contrib.get_library_path()
     with pytest.raises(ValueError, match="does not register mine::Inverse"):
         ortcustom.get_library_path(ortcustom.Domain("mine").add(Inverse))
-    with pytest.raises(ValueError, match=r"kernels from 2 libraries \(Inverse from .*_kernels.so; GroupNorm from "
-                                         r".*_contrib.so\)"):
+    with pytest.raises(ValueError, match=r"kernels from 2 libraries \(.*\): a plain library registers") as e:
         ortcustom.get_library_path(ortcustom.Domain("com.microsoft").add(Inverse, contrib.ContribGroupNorm))
+    assert re.search(r"Inverse from \S*_kernels.so[;)]", str(e.value)) and re.search(r"GroupNorm from \S*_contrib.so[;)]",
+                                                                                  str(e.value))
 
 
 # ---- the contrib library: a fused Stable Diffusion block on a CPU host without Python ---------------

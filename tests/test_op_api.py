@@ -8,6 +8,7 @@ from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
 import ortcustom
+import ortcustom.schemas
 from ortcustom.session import ort_version
 from ortcustom import Attr, Domain, Input, Op, Output, _customop
 from ortcustom.ops import GroupNorm, Inverse
@@ -188,7 +189,8 @@ def test_two_versions_of_one_op_in_one_domain():
     # ORT takes one version per name and domain: registering both at once is a clear error
     with pytest.raises(ValueError, match=r"op 'Scale' for versions \[1, 1\], \[2, inf\].*domain.at"):
         ortcustom.session_options(d)
-    # the onnx schemas know both versions
+    # the onnx schemas know both versions, once asked to
+    ortcustom.schemas.register(d)
     assert onnx.defs.get_schema("Scale", 1, "test.ver").since_version == 1
     assert onnx.defs.get_schema("Scale", 7, "test.ver").since_version == 2
     # a model older than the op's first version finds no kernel
@@ -215,6 +217,7 @@ def test_shape_rule_from_a_function_with_attributes():
 
 def test_onnx_checker_and_shape_inference_know_our_ops():
     d = Domain("ortcustom").add(Inverse, GroupNorm)
+    ortcustom.schemas.register(d)
     graph = helper.make_graph(
         [helper.make_node("Inverse", ["X"], ["Xi"], domain="ortcustom"),
          helper.make_node("GroupNorm", ["Xi", "", "s", "b"], ["Y"], domain="ortcustom", num_groups=2, epsilon=1e-3)],

@@ -130,3 +130,15 @@ def test_make_model_ir_version_is_accepted():
 
     model = make_model(Inverse, "org.x", {"X": (np.float32, [1, 1])})
     assert model.ir_version <= max_ir_version()
+
+
+def test_versions_sharing_one_opset_overlap():
+    """Bug: ranges that touch at one end ([1, 2] and [2, ...]) taken as apart: two ops for opset 2."""
+    def v(since, until):
+        return Op("V", [Input("X", "float")], [Output("Y", "float")], since=since, until=until, compute=lambda X: X)
+
+    with pytest.raises(ValueError, match=r"already has an op 'V' for versions \[1, 2\], which overlaps \[2, inf\]"):
+        Domain("test.v").add(v(1, 2), v(2, None))
+    with pytest.raises(ValueError, match=r"for versions \[2, inf\], which overlaps \[1, 2\]"):
+        Domain("test.v").add(v(2, None), v(1, 2))
+    assert len(Domain("test.v").add(v(1, 1), v(2, None)).ops) == 2

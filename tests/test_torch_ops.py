@@ -98,8 +98,8 @@ def test_errors_name_the_op():
 def test_bad_attribute_is_invalid_attribute_naming_op_attribute_and_argument():
     from ortcustom.export import InvalidAttribute
 
-    with pytest.raises(InvalidAttribute, match=r"^ortcustom::group_norm: GroupNorm attribute epsilon=nan \(from "
-                                               r"ortcustom::group_norm argument 'eps'\) is invalid: must be >= 0$"):
+    with pytest.raises(InvalidAttribute, match=r"^ortcustom::group_norm: GroupNorm attribute epsilon=nan is invalid: "
+                                               r"must be >= 0 \(from ortcustom::group_norm argument 'eps'\)$"):
         torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, float("nan"))
     assert issubclass(InvalidAttribute, ValueError)
 

@@ -8,8 +8,9 @@ from libc.string cimport memcpy, memset
 
 import array
 
-_KIND_CODES = {"int": OC_ATTR_INT, "float": OC_ATTR_FLOAT, "string": OC_ATTR_STRING, "ints": OC_ATTR_INTS,
-               "floats": OC_ATTR_FLOATS}
+from .types import ATTR_KINDS as _ATTR_KINDS
+
+_KIND_CODES = {k.name: k.code for k in _ATTR_KINDS.values()}  # = kernel.h's (tests/test_type_tables.py)
 
 
 cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep) except -1:
@@ -57,6 +58,7 @@ cdef dict attrs_to_dict(op, const oc_attr* attrs):
 
 cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** message) noexcept with gil:
     """The declaration's Attr.check on the node's attributes (at kernel creation)."""
+    from .registry import invalid
     op = (<OpDef>d.host_data).op
     try:
         values = attrs_to_dict(op, attrs)
@@ -65,8 +67,7 @@ cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** messa
                 try:
                     a.check(values[a.name])
                 except (ValueError, TypeError) as e:
-                    return _message(message, f"attribute {a.name}={values[a.name]!r} is invalid: {message_text(e)}",
-                                    OC_INVALID_ARGUMENT)
+                    return _message(message, invalid(a, values[a.name], message_text(e)), OC_INVALID_ARGUMENT)
         return OC_OK
     except BaseException as e:  # (a message that cannot be made included)
         return _message(message, f"checking the attributes failed: {exception_text(e)}", OC_FAIL)

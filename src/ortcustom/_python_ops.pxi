@@ -46,9 +46,9 @@ cdef enum:
 cdef int _typenums[N_ONNX_TYPES]
 for _i in range(N_ONNX_TYPES):
     _typenums[_i] = -1
-for _name, (_enum, _dt) in _ELEMENT_TYPES.items():
-    if _dt is not None and 0 <= _enum < N_ONNX_TYPES:
-        _typenums[_enum] = _dt.num
+for _t in _ELEMENT_TYPES.values():
+    if _t.numpy is not None and 0 <= _t.onnx < N_ONNX_TYPES:
+        _typenums[_t.onnx] = _t.numpy.num
 
 
 cdef int typenum_of(int onnx_type) except -1:
@@ -378,7 +378,7 @@ cdef int _fill_given(op, tuple out_dtypes, tuple outs, results, size_t n_out, bi
     return 0
 
 
-_ENUM_OF_DTYPE = {dt: enum for _, (enum, dt) in _ELEMENT_TYPES.items() if dt is not None}
+_ENUM_OF_DTYPE = {t.numpy: t.onnx for t in _ELEMENT_TYPES.values() if t.numpy is not None}
 
 
 # ---- CuPy: device memory as CuPy arrays --------------------------------------------------------

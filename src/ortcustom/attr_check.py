@@ -1,26 +1,21 @@
-"""An attribute value checked against its declaration outside a session, with one error type for
-every such place: ortcustom.export (both exporters) and the torch ops of ortcustom.torch_ops (eager
-or traced). A session's check is ORT's (an error at session creation naming the node)."""
+"""An attribute value from PyTorch checked against its declaration (ortcustom.export, both
+exporters, and the torch ops of ortcustom.torch_ops, eager or traced): registry.checked, with a
+bool taken as the int 0/1 (ONNX has no bool attributes) and every refusal an InvalidAttribute.
+A session's check is the glue's (an error at session creation naming the node), worded alike."""
 from __future__ import annotations
 
-from .registry import Attr, normalize
+from .registry import Attr, InvalidAttribute, checked as _checked
+from .types import ATTR_KINDS
 
-
-class InvalidAttribute(ValueError):
-    """An attribute value that the op's declaration refuses: not of the attribute's kind, out of its
-    bounds, or refused by its Attr(check=...). A ValueError."""
+__all__ = ["InvalidAttribute", "checked"]
 
 
 def checked(a: Attr, value):
-    """`value` as attribute `a`'s kind, as a node carries it (normalized; a bool is an int 0/1, as ONNX
-    has no bool attributes), within its bounds and passed through `a.check`; raises InvalidAttribute
-    with the reason otherwise."""
-    if a.kind in ("int", "ints"):
+    """`value` as attribute `a`'s kind, as a node carries it; InvalidAttribute with the reason otherwise."""
+    if ATTR_KINDS[a.kind].element.name == "int":
         value = [int(v) if isinstance(v, bool) else v for v in value] if isinstance(value, (list, tuple)) \
             else int(value) if isinstance(value, bool) else value
     try:
-        value = normalize(a, value)
-        a.validate(value)
-    except (TypeError, ValueError) as e:
-        raise InvalidAttribute(str(e)) from None
-    return value
+        return _checked(a, value)
+    except TypeError as e:
+        raise InvalidAttribute(f"attribute {a.name}: {e}") from None

@@ -29,7 +29,7 @@ import re
 
 from .library_source import _c, c_attr_kind, kernel_name
 from .op_table import lower
-from .types import name_of_enum, onnx_enum
+from .types import ELEMENT_TYPES, name_of_enum, onnx_enum
 
 _KEYWORDS = frozenset("""alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t
 char32_t class compl concept const consteval constexpr constinit const_cast continue co_await co_return co_yield
@@ -54,7 +54,7 @@ def c_name(name: str) -> str:
 
 
 def c_dtype(enum: int) -> str:
-    return "OC_" + name_of_enum(enum).upper()  # kernel.h's oc_dtype names
+    return ELEMENT_TYPES[name_of_enum(enum)].c_enum  # kernel.h's oc_dtype names
 
 
 def _names(what: str, op, names, scope: str) -> list[str]:

@@ -6,7 +6,7 @@
     y = kernels.group_norm(x, 4, scale, bias, epsilon=1e-5)
 
 Inputs come by position (or by name), attributes by keyword (checked as in a session). NumPy arrays (anything
-np.asarray takes) run the CPU kernel, serially; arrays on a GPU (CuPy, torch CUDA tensors: any
+np.asarray takes) run the CPU kernel, on threads() threads; arrays on a GPU (CuPy, torch CUDA tensors: any
 `__cuda_array_interface__`) run the CUDA kernel on `stream` (default: the array library's current
 stream), on the array's GPU. Outputs are new arrays of the input's library, or `out=` (an array,
 or a tuple per output): C-contiguous, writeable, of the output's shape and type, and apart from
@@ -26,10 +26,10 @@ from . import _customop, native
 from .errors import exception_text
 from .inference import infer_outputs
 from .op_table import binding_row
-from .registry import Op, check_text, normalize
+from .registry import InvalidAttribute, Op, check_text, checked
 from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
-_TYPE_OF_DTYPE = {dt: name for name, (_, dt) in ELEMENT_TYPES.items() if dt is not None}
+_TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 
 _CPU, _CUDA = 0, 1
 
@@ -356,18 +356,16 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
 
 def _checked_attr(op: Op, a, value):
     try:
-        v = normalize(a, value)  # float32-rounded, as a session's kernel gets it
+        v = checked(a, value)  # float32-rounded, as a session's kernel gets it
     except TypeError as e:
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
+    except InvalidAttribute as e:
+        raise InvalidAttribute(f"{op.name}: {e}") from None
     if isinstance(v, str):
         try:
             check_text("the value", v)  # the kernel gets it as UTF-8
         except ValueError as e:
             raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
-    try:
-        a.validate(v)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{op.name}: attribute {a.name}={v!r} is invalid: {e}") from None
     return v
 
 

@@ -23,12 +23,15 @@ import json
 import os
 import sys
 
+from .types import ATTR_KINDS
+
+
 def _c(s: str) -> str:
     return json.dumps(s, ensure_ascii=True)  # a valid C string literal for any text
 
 
 def c_attr_kind(kind: str) -> str:
-    return "OC_ATTR_" + kind.upper()  # kernel.h's oc_attr_kind names
+    return ATTR_KINDS[kind].c_enum  # kernel.h's oc_attr_kind names
 
 
 def kernel_name(op) -> str:

@@ -14,26 +14,11 @@ import importlib.util
 import os
 import threading
 import weakref
-from dataclasses import dataclass
+
+from .registry import NativeKernel
 
 BUILTIN_LIBRARY = "ortcustom._kernels"  # a plain library: ortcustom/_kernels.so
 SYMBOL_PREFIX = "ortcustom_kernel_"
-
-
-@dataclass(frozen=True)
-class NativeKernel:
-    """A kernel found in a library: the addresses of its oc_kernel per device (0: none), and what
-    its CPU (or else CUDA) oc_kernel says of itself."""
-
-    name: str
-    library: str
-    cpu: int
-    cuda: int
-    info: dict
-
-    def __repr__(self):
-        devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
-        return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
 
 
 class KernelLibrary:
@@ -195,9 +180,18 @@ def _bound_def(op):
     return got
 
 
+def library_file(module: str) -> str:
+    """The file of one of ortcustom's plain libraries ("ortcustom._kernels"): beside the package's
+    modules, or in the build directory of an editable install (whose import hook knows where)."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.origin:
+        raise ModuleNotFoundError(f"no {module} library: this ortcustom was not built whole (reinstall it)")
+    return spec.origin
+
+
 def builtin_library_path() -> str:
     """ortcustom's own plain library (kernels, glue, table of the built-in ops)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_kernels.so")
+    return library_file(BUILTIN_LIBRARY)
 
 
 def builtin_info(what: str):

@@ -7,6 +7,7 @@ parsing, shape inference) and the ONNX schema and reference implementation deriv
 """
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
 import math
@@ -15,11 +16,26 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as _np
 
-from .types import ELEMENT_TYPES
+from .types import ATTR_KINDS, TYPE_NAMES, canonical, element_type
 
 REQUIRED = object()  # Attr default meaning "the model must set it"
 
-ATTR_KINDS = ("int", "float", "string", "ints", "floats")
+
+@dataclass(frozen=True)
+class NativeKernel:
+    """A kernel found in a library (ortcustom.native finds it): the addresses of its oc_kernel per
+    device (0: none), and what its CPU (or else CUDA) oc_kernel says of itself. A value of
+    `Op(native=...)`, so declared here, below the runtime that finds it."""
+
+    name: str
+    library: str
+    cpu: int
+    cuda: int
+    info: dict
+
+    def __repr__(self):
+        devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
+        return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
 # Type bindings an op may have (the product of its constraints' type counts): every one is a row of
 # the op's tables (generated C, the Python module's); 13 ** 4 (any type on four independent
 # inputs) is well within, ORT is given a few ops whatever the count (glue/ort_op.cpp)
@@ -28,7 +44,8 @@ MAX_TYPE_BINDINGS = 100_000
 
 @dataclass(frozen=True)
 class Input:
-    """An input: `type` is a type-constraint name of the op or an element type name ("float")."""
+    """An input: `type` is a type-constraint name of the op or an element type name (ONNX's "float"
+    or NumPy's "float32": the op keeps ONNX's)."""
 
     name: str
     type: str
@@ -165,6 +182,29 @@ def _int64(attr: str, what: str, v) -> int:
     return int(v)
 
 
+class InvalidAttribute(ValueError):
+    """An attribute value that the op's declaration refuses: not of the attribute's kind, out of its
+    bounds, or refused by its Attr(check=...). A ValueError."""
+
+
+def invalid(a: Attr, value, why) -> str:
+    """The one wording of a refused value, on every path: "attribute epsilon=-1.0 is invalid: must be
+    >= 0" (the glue's, for sessions and plain libraries, is the same: glue/attrs.cpp)."""
+    return f"attribute {a.name}={ATTR_KINDS[a.kind].text(value)} is invalid: {why}"
+
+
+def checked(a: Attr, value):
+    """`value` as a node carries it (normalized), within its bounds and passed through `a.check`:
+    the one check of a value outside a session (direct calls, torch ops, export). TypeError when it
+    is not of the attribute's kind, InvalidAttribute (worded by `invalid`) when it is refused."""
+    v = normalize(a, value)
+    try:
+        a.validate(v)
+    except ValueError as e:
+        raise InvalidAttribute(invalid(a, v, e)) from None
+    return v
+
+
 def _fail(op: str, msg: str):
     raise ValueError(f"op {op!r}: {msg}")
 
@@ -212,7 +252,7 @@ class Op:
         object.__setattr__(self, "inputs", tuple(self.inputs))
         object.__setattr__(self, "outputs", tuple(self.outputs))
         object.__setattr__(self, "attrs", tuple(self.attrs))
-        object.__setattr__(self, "types", {k: tuple(v) for k, v in dict(self.types).items()})
+        object.__setattr__(self, "types", {k: tuple(canonical(t) for t in v) for k, v in dict(self.types).items()})
         if (self.native is None) == (self.compute is None):
             _fail(n, "give exactly one of native= (a compiled kernel) or compute= (a Python function)")
         if self.cuda and self.compute is None:
@@ -228,20 +268,24 @@ class Op:
             if not allowed:
                 _fail(n, f"type constraint {c!r} allows no type")
             for t in allowed:
-                if t not in ELEMENT_TYPES:
-                    _fail(n, f"type constraint {c!r}: unknown element type {t!r}; known: {sorted(ELEMENT_TYPES)}")
+                if element_type(t) is None:
+                    _fail(n, f"type constraint {c!r}: unknown element type {t!r}; known: {', '.join(TYPE_NAMES)}")
         bindings = math.prod(len(v) for v in self.types.values())
         if bindings > MAX_TYPE_BINDINGS:
             counts = " x ".join(f"{len(v)} ({k})" for k, v in self.types.items())
             _fail(n, f"its type constraints make {bindings} type bindings ({counts}), above ortcustom's limit of "
                      f"{MAX_TYPE_BINDINGS} (each is a row of the op's tables): give inputs that share a type one "
                      f"constraint, or allow fewer types")
+        for group in ("inputs", "outputs"):  # element types by ONNX's name (a constraint keeps its own)
+            object.__setattr__(self, group, tuple(
+                io if io.type in self.types else dataclasses.replace(io, type=canonical(io.type))
+                for io in getattr(self, group)))
         names = [io.name for io in self.inputs + self.outputs]
         if len(set(names)) != len(names):
             _fail(n, f"input and output names must be unique: {names}")
         for group in (self.inputs, self.outputs):
             for i, io in enumerate(group):
-                if io.type not in self.types and io.type not in ELEMENT_TYPES:
+                if io.type not in self.types and element_type(io.type) is None:
                     _fail(n, f"{io.name!r} has type {io.type!r}, neither a type constraint {sorted(self.types)} "
                              f"nor an element type")
                 if io.variadic and i != len(group) - 1:
@@ -257,8 +301,8 @@ class Op:
             _fail(n, f"attribute names must be unique: {attr_names}")
         for a in self.attrs:
             if a.kind not in ATTR_KINDS:
-                _fail(n, f"attribute {a.name!r} has kind {a.kind!r}; kinds: {ATTR_KINDS}")
-            if (a.min is not None or a.max is not None or a.choices is not None) and a.kind not in ("int", "float"):
+                _fail(n, f"attribute {a.name!r} has kind {a.kind!r}; kinds: {tuple(ATTR_KINDS)}")
+            if (a.min is not None or a.max is not None or a.choices is not None) and not ATTR_KINDS[a.kind].bounded:
                 _fail(n, f"attribute {a.name!r}: min, max and choices are for int and float attributes")
             if a.choices is not None and a.kind != "int":
                 _fail(n, f"attribute {a.name!r}: choices are for int attributes")
@@ -279,8 +323,6 @@ class Op:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
-        from .native import NativeKernel
-
         if self.native is not None and not isinstance(self.native, (str, NativeKernel)):
             _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "
                      f"ortcustom.load_kernels(path)[name], got {self.native!r}")
@@ -323,25 +365,28 @@ def normalize(attr: Attr, value):
 
 def coerce_attr(attr: Attr, value):
     """The attribute's value as Python (int, float, str, tuple of int/float); TypeError if wrong."""
-    k = attr.kind
-    if k == "int":
+    kind = ATTR_KINDS[attr.kind]
+    if not kind.is_list:
+        return _scalar(kind.name, value)
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        raise TypeError(f"expected a sequence of {kind.element.name}s, got {value!r}")
+    return tuple(_scalar(kind.element.name, v) for v in value)
+
+
+def _scalar(kind: str, value):
+    if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"expected an int, got {value!r}")
         return int(value)
-    if k == "float":
+    if kind == "float":
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"expected a float, got {value!r}")
         return float(value)
-    if k == "string":
-        if isinstance(value, bytes):
-            value = value.decode()
-        if not isinstance(value, str):
-            raise TypeError(f"expected a string, got {value!r}")
-        return value
-    scalar = Attr(attr.name, k[:-1])
-    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
-        raise TypeError(f"expected a sequence of {k[:-1]}s, got {value!r}")
-    return tuple(coerce_attr(scalar, v) for v in value)
+    if isinstance(value, bytes):
+        value = value.decode()
+    if not isinstance(value, str):
+        raise TypeError(f"expected a string, got {value!r}")
+    return value
 
 
 class Domain:
@@ -379,14 +424,7 @@ class Domain:
                     raise ValueError(
                         f"domain {self.name!r} already has an op {op.name!r} for versions "
                         f"{_span(have)}, which overlaps {_span(op)}")
-            self._ops.append(op)
-            try:
-                from .schemas import register as register_schema
-            except ModuleNotFoundError as e:  # no onnx (a package's build generating its library)
-                if e.name != "onnx":
-                    raise
-            else:
-                register_schema(op, self.name)  # so that onnx's checker and shape inference know it
+            self._ops.append(op)  # nothing global: onnx learns the schemas from ortcustom.schemas.register
         return self
 
     def registered_ops(self) -> tuple[Op, ...]:

@@ -1,5 +1,10 @@
 """ONNX schemas for our ops, registered with `onnx` itself, so that onnx.checker (full_check) and
-onnx.shape_inference accept and type models that use them. Done by Domain.add."""
+onnx.shape_inference accept and type models that use them:
+
+    ortcustom.schemas.register(domain)
+
+onnx's schema registry is process-wide, so this is asked for, never a side effect of a declaration:
+`ortcustom.testing.make_model` and `ortcustom.export.export` do it for the domains they write."""
 from __future__ import annotations
 
 import threading
@@ -10,14 +15,12 @@ import onnx.reference  # noqa: F401  before ours are registered: its import inde
 from onnx import defs, helper
 
 from .inference import infer_outputs
-from .registry import Op, normalize
+from .registry import Domain, Op, normalize
+from .types import ATTR_KINDS
 
 _lock = threading.Lock()
 _registered: dict[tuple[str, str, int], Op] = {}  # (domain, name, since) -> op
 
-_ATTR_TYPES = {"int": defs.OpSchema.AttrType.INT, "float": defs.OpSchema.AttrType.FLOAT,
-               "string": defs.OpSchema.AttrType.STRING, "ints": defs.OpSchema.AttrType.INTS,
-               "floats": defs.OpSchema.AttrType.FLOATS}
 
 
 def _param(io, op: Op) -> defs.OpSchema.FormalParameter:
@@ -29,16 +32,12 @@ def _param(io, op: Op) -> defs.OpSchema.FormalParameter:
 
 
 def _attribute(a) -> defs.OpSchema.Attribute:
+    kind = ATTR_KINDS[a.kind]
     if a.required:
-        return defs.OpSchema.Attribute(a.name, _ATTR_TYPES[a.kind], a.doc, required=True)
+        return defs.OpSchema.Attribute(a.name, defs.OpSchema.AttrType(kind.onnx), a.doc, required=True)
     value = normalize(a, a.default)
-    default = list(value) if a.kind in ("ints", "floats") else value
-    return defs.OpSchema.Attribute(a.name, helper.make_attribute(a.name, default, attr_type=_proto_attr(a.kind)), a.doc)
-
-
-def _proto_attr(kind: str):
-    A = onnx.AttributeProto
-    return {"int": A.INT, "float": A.FLOAT, "string": A.STRING, "ints": A.INTS, "floats": A.FLOATS}[kind]
+    default = list(value) if kind.is_list else value
+    return defs.OpSchema.Attribute(a.name, helper.make_attribute(a.name, default, attr_type=kind.onnx), a.doc)
 
 
 def _infer(op: Op):
@@ -83,8 +82,17 @@ def schema(op: Op, domain: str) -> defs.OpSchema:
     return s
 
 
-def register(op: Op, domain: str) -> None:
-    """Registers (or replaces) the schema of `op` in `domain` with onnx."""
+def register(*domains: Domain) -> None:
+    """Registers (or replaces) with onnx the schema of every op of `domains`."""
+    for d in domains:
+        if not isinstance(d, Domain):
+            raise TypeError(f"schemas.register takes ortcustom.Domain objects, got {d!r}")
+        for op in d.ops:
+            register_op(op, d.name)
+
+
+def register_op(op: Op, domain: str) -> None:
+    """Registers (or replaces) the schema of `op` in the domain named `domain` with onnx."""
     key = (domain, op.name, op.since)
     with _lock:
         if _registered.get(key) is op:

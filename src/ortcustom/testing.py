@@ -73,10 +73,15 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
     `inputs` maps input names, in order, to an array (its type and shape are used), a pair
     `(element type or dtype, shape)` (shape None: unknown rank; dims may be str for symbolic), or
     None for an absent optional input (the node gets "" there). `outputs` likewise; by default the
-    outputs of an `Op` declaration, typed from its constraints, with unknown shapes.
+    outputs of an `Op` declaration, typed from its constraints, with unknown shapes. A `Domain`'s
+    ONNX schemas are registered with onnx (ortcustom.schemas.register).
     """
     from onnx import helper
 
+    if isinstance(domain, Domain):
+        from .schemas import register
+
+        register(domain)  # onnx.checker and shape inference then know the model's ops
     op_name = op.name if isinstance(op, Op) else op
     dom = domain.name if isinstance(domain, Domain) else domain
     version = domain_version or (domain.version if isinstance(domain, Domain) else 1)

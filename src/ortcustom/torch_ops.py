@@ -32,9 +32,7 @@ import numpy as np
 from . import kernels
 from .attr_check import InvalidAttribute, checked
 from .registry import Op
-from .types import numpy_dtype
-
-_KIND_SCHEMA = {"int": "int", "float": "float", "string": "str", "ints": "int[]", "floats": "float[]"}
+from .types import ATTR_KINDS, element_type
 
 
 def _check_device(op: str, name: str, t: torch.Tensor, kernel=None) -> None:
@@ -61,8 +59,7 @@ def _operand(op: str, name: str, t: torch.Tensor, accepts=None, kernel=None):
 
 
 def _torch_dtype(type_name: str):
-    dt = numpy_dtype(type_name)
-    return None if dt is None else getattr(torch, dt.name, None)
+    return getattr(torch, element_type(type_name).torch, None)
 
 
 class _Signature:
@@ -79,7 +76,7 @@ class _Signature:
             if decl in attrs:  # a name that is both an input and an attribute: the attribute
                 a = attrs[decl]
                 default = "" if a.required else f"={_schema_default(a.default)}"
-                parts.append(f"{_KIND_SCHEMA[a.kind]} {tname}{default}")
+                parts.append(f"{ATTR_KINDS[a.kind].torch} {tname}{default}")
                 self.args.append((tname, decl, None))
             else:
                 i = op.inputs[inputs[decl]]
@@ -146,8 +143,7 @@ def _eager(op: Op, sig: _Signature):
                 try:  # as ortcustom.export checks it: the same error, whichever exporter traces this
                     checked(attr_decls[decl], v)
                 except InvalidAttribute as e:
-                    raise InvalidAttribute(f"{op.torch}: {op.name} attribute {decl}={v!r} (from {op.torch} argument "
-                                           f"{tname!r}) is invalid: {e}") from None
+                    raise InvalidAttribute(f"{op.torch}: {op.name} {e} (from {op.torch} argument {tname!r})") from None
                 attrs[decl] = v
             elif v is not None:
                 if device is not None and v.device != device:

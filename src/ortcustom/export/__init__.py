@@ -51,6 +51,7 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
     """
     import onnx
 
+    from ..schemas import register_op
     from ..testing import for_runtime
 
     mappings = resolve(ops)
@@ -62,6 +63,9 @@ def export(model, args, f=None, *, dynamo: bool = True, ops: Iterable | None = D
             raise
         raise ours from None
     used = {(n.domain, n.op_type) for n in _nodes(proto)}
+    for m in mappings:  # onnx.checker and shape inference then know the model's ops
+        if (m.domain, m.name) in used:
+            register_op(m.op, m.domain)
     value = metadata(m for m in mappings if (m.domain, m.name) in used)
     if value:
         del_idx = [i for i, p in enumerate(proto.metadata_props) if p.key == METADATA_KEY]

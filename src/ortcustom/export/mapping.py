@@ -200,9 +200,8 @@ class OpMapping:
         try:
             coerced = checked(a, value)
         except InvalidAttribute as e:
-            raise InvalidAttribute(f"exporting {_qualified(overload)} as {self.node}: {self.op.name} attribute "
-                                   f"{a.name}={value!r} (from {_qualified(overload)} argument {b.torch_name!r}) is "
-                                   f"invalid: {e}") from None
+            raise InvalidAttribute(f"exporting {_qualified(overload)} as {self.node}: {self.op.name} {e} (from "
+                                   f"{_qualified(overload)} argument {b.torch_name!r})") from None
         return list(coerced) if isinstance(coerced, tuple) else coerced
 
     def __repr__(self):

@@ -14,10 +14,7 @@ import torch
 
 from .mapping import OpMapping, resolve
 
-_ATTR_DESC = {"int": "i", "float": "f", "string": "s", "ints": "is", "floats": "fs"}
-_ONNX_ATTR_SUFFIX = {"int": "i", "float": "f", "string": "s", "ints": "i", "floats": "f"}
-_TORCH_DTYPES = {"int64": torch.int64, "int32": torch.int32, "float": torch.float32, "double": torch.float64,
-                 "float16": torch.float16, "bool": torch.bool, "int8": torch.int8, "uint8": torch.uint8}
+from ..types import ATTR_KINDS, element_type
 
 
 def _helper():
@@ -50,18 +47,18 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
             if b.kind == "attr":
                 if h._is_none(v):
                     continue  # not given: the op's default
-                value = mapping.attribute(overload, b, h._get_const(v, _ATTR_DESC[b.attr_kind], b.torch_name))
-                attrs[f"{b.target}_{_ONNX_ATTR_SUFFIX[b.attr_kind]}"] = value
+                value = mapping.attribute(overload, b, h._get_const(v, ATTR_KINDS[b.attr_kind].descriptor, b.torch_name))
+                attrs[f"{b.target}_{ATTR_KINDS[b.attr_kind].suffix}"] = value
             elif h._is_none(v):
                 continue  # an absent optional input
             elif b.elem_type is not None or (scalar_type is not None and h._is_constant(v)):
-                elem = b.elem_type or scalar_type  # a scalar feeding an input: a constant tensor
-                desc = "b" if elem == "bool" else ("f" if elem in ("float", "double", "float16") else "i")
+                et = element_type(b.elem_type or scalar_type)  # a scalar feeding an input: a constant tensor
+                desc = {"b": "b", "i": "i", "u": "i"}.get(et.numpy.kind if et.numpy is not None else "f", "f")
                 value = h._maybe_get_const(v, desc)
                 if h._is_value(value):
-                    inputs[b.index] = g.op("Cast", v, to_i=_onnx_enum(elem))
+                    inputs[b.index] = g.op("Cast", v, to_i=et.onnx)
                 else:
-                    inputs[b.index] = g.op("Constant", value_t=torch.tensor(value, dtype=_TORCH_DTYPES[elem]))
+                    inputs[b.index] = g.op("Constant", value_t=torch.tensor(value, dtype=getattr(torch, et.torch)))
             else:
                 inputs[b.index] = v
         while inputs and inputs[-1] is None:
@@ -103,12 +100,6 @@ def _output_type(op, inputs):
         sizes = src_type.varyingSizes() if src_type is not None else None
         return None if sizes is None else torch._C.TensorType.get().with_sizes(sizes)
     return (src_type or torch._C.TensorType.get()).with_dtype(dtype)
-
-
-def _onnx_enum(elem: str) -> int:
-    from ..types import onnx_enum
-
-    return onnx_enum(elem)
 
 
 def symbolics(ops: Iterable | None = None) -> dict[str, Callable]:

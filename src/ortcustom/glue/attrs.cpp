@@ -112,14 +112,10 @@ const char* foreign_kind(const OrtApi* api, const OrtKernelInfo* info, const cha
                    "or floats)" : nullptr;
 }
 
-// A float as Python's repr writes it (shortest round trip), so that both paths word errors alike.
+// How every message prints a float attribute's value (types.py AttrKind.text words it the same):
+// "%.9g" (a float32 round-trips), ".0" added to an integral one.
 std::string float_text(double v) {
-  char buf[64];
-  for (int p = 1; p <= 17; ++p) {
-    snprintf(buf, sizeof buf, "%.*g", p, v);
-    if (strtod(buf, nullptr) == v) break;
-  }
-  std::string s = buf;
+  std::string s = format("%.9g", v);
   if (s.find_first_of(".eni") == std::string::npos) s += ".0";
   return s;
 }

@@ -95,10 +95,12 @@ int Run::host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t r
     if (shape[d] < 0)
       return r->fail(OC_FAIL, format("output %s: the kernel gave shape %s (a negative dim)", name,
                                      shape_text(shape, rank).c_str()));
+  if (r->allocated(i)) return r->fail(OC_FAIL, format("output %s: the kernel asked for it twice", name));
   if (i < 64) {
-    if (r->allocated_ & (uint64_t(1) << i))
-      return r->fail(OC_FAIL, format("output %s: the kernel asked for it twice", name));
     r->allocated_ |= uint64_t(1) << i;
+  } else {
+    if (r->allocated_more_.size() < (size_t)ctx->n_outputs - 64) r->allocated_more_.resize((size_t)ctx->n_outputs - 64);
+    r->allocated_more_[(size_t)i - 64] = true;
   }
   if (i < r->op_->n_outputs && r->op_->outputs[i].shape_of >= 0) {
     const int32_t src = r->op_->outputs[i].shape_of;
@@ -206,8 +208,8 @@ int Run::compute() {
   if (rc != OC_OK && code_ == OC_OK)
     fail(rc, format("the kernel failed (status %d) without saying why", rc));
   if (code_ != OC_OK) return code_;
-  for (int32_t i = 0; i < c.n_outputs && i < 64; ++i)
-    if (!(allocated_ & (uint64_t(1) << i)) && output_wanted(i))
+  for (int32_t i = 0; i < c.n_outputs; ++i)
+    if (!allocated(i) && output_wanted(i))
       return fail(OC_FAIL, format("the kernel returned without allocating output %s", output_name(i)));
   return OC_OK;
 }

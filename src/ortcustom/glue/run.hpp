@@ -9,6 +9,7 @@
 
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "ortcustom/kernel.hpp"
 #include "ortcustom/op_def.h"
@@ -82,9 +83,12 @@ class Run {
   std::string msg_;
   void* scratch_[kMaxScratch];
   int n_scratch_ = 0;
-  uint64_t allocated_ = 0;  // outputs 0..63 given out (more: not tracked, not checked)
-  oc_task_fn task_fn_ = nullptr;
-  void* task_arg_ = nullptr;
+  // outputs given out: 0..63 in a mask (no allocation per run), any more beside it
+  uint64_t allocated_ = 0;
+  std::vector<bool> allocated_more_;
+  bool allocated(int32_t i) const {
+    return i < 64 ? (allocated_ >> i) & 1 : (size_t)i - 64 < allocated_more_.size() && allocated_more_[(size_t)i - 64];
+  }
 };
 
 }  // namespace oc_glue

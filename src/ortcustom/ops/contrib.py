@@ -98,9 +98,9 @@ library_domains = domain  # what the plain library ops/_contrib.so registers (it
 def get_library_path() -> str:
     """The plain custom-op library (no Python) registering these two ops in com.microsoft: for ORT
     outside Python (C/C++, C#, Java, Triton) or a Python process without ortcustom."""
-    import os
+    from ..native import library_file  # (a call up: the runtime finds files)
 
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "_contrib.so")
+    return library_file(__name__.rpartition(".")[0] + "._contrib")
 
 
 def inference_session(model, providers=None, sess_options=None):

@@ -19,7 +19,7 @@
  * (read and checked once, when the session creates the kernel; in the kernel's own order), a way
  * to allocate each output, a parallel-for, scratch memory and, on a GPU, the stream and device.
  * The same kernel runs in an ONNX Runtime session (ORT's outputs, intra-op pool and CUDA stream)
- * and in a direct call from Python (the caller's array library, serially, the library's stream).
+ * and in a direct call from Python (the caller's array library, OpenMP's pool, the library's stream).
  *
  * Rules for kernels (the host enforces what it can; a breach is an error naming the op, never a
  * crash or a silent result):
@@ -129,8 +129,8 @@ typedef struct oc_host {
   /* Allocates output i with the given shape; *data is NULL when the node does not use the output
      (or it has no elements). Call it once per output. */
   int (*output)(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data);
-  /* Runs fn(arg, i) for i in [0, n) on the CPU (ORT's intra-op pool in a session; serially in a
-     direct call) and returns when all are done. */
+  /* Runs fn(arg, i) for i in [0, n) on the CPU (ORT's intra-op pool in a session; OpenMP's pool,
+     ortcustom.kernels.threads() threads, in a direct call) and returns when all are done. */
   void (*parallel_for)(oc_context* ctx, size_t n, oc_task_fn fn, void* arg);
   /* `bytes` of memory on the kernel's device (16-byte aligned), valid until compute returns, and
      (CUDA) ordered on the kernel's stream. */

@@ -1,5 +1,5 @@
 // ScaledAdd on the CPU: Z = X + alpha * Y in blocks on the host's thread pool (ONNX Runtime's
-// intra-op pool in a session; serially in a direct call).
+// intra-op pool in a session; OpenMP's pool in a direct call).
 #include <algorithm>
 
 #include "ortcustom/half.h"

@@ -1,5 +1,6 @@
 """The ops' declarations: one `ortcustom.Op` per op. The kernel (kernels/) is checked against it
-when this module is imported: input, output and attribute names, attribute kinds, element types."""
+when the package is built and when an op is first used (a session, a direct call, a torch op):
+input, output and attribute names, attribute kinds, element types."""
 import numpy as np
 
 from ortcustom import Attr, Input, Op, Output
