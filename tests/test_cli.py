@@ -129,7 +129,7 @@ def test_a_typo_in_a_declaration_at_build_time_is_one_line(tmp_path, command):
     r = ortcustom_cli(command, *(args if command == "library-source" else [str(tmp_path / "lib.so"), *args]))
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.startswith(f"ortcustom {command}: {decl}:3: ValueError: op 'ScaledAdd': type constraint 'T': "
-                               f"unknown element type 'dobule'; known: [")
+                               f"unknown element type 'dobule'; known: ")
     assert r.stderr.count("\n") == 1 and not (tmp_path / "out").exists()
     decl.write_text(TYPO.replace("Output(", "Outptu("))  # a name that is not there
     r = ortcustom_cli(command, *(args if command == "library-source" else [str(tmp_path / "lib.so"), *args]))
