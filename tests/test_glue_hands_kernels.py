@@ -247,6 +247,21 @@ def test_every_output_past_the_64th_is_checked(many):
         kernels.call(many["twice"], x)
 
 
+def test_every_output_past_the_64th_gets_its_shape_at_session_creation(many):
+    """Bug: shape inference stopped at output 64 (fixed arrays of 64 per op): later outputs of a
+    shape="X" op were left unknown, silently."""
+    op = many["all"]
+    node = helper.make_node("Many", ["X"], [f"Y{i}" for i in range(N_MANY)], domain="many.ops")
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["n"])],
+                              [helper.make_tensor_value_info(f"Y{i}", TensorProto.FLOAT, None) for i in range(N_MANY)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("many.ops", 1)])
+    sess = ort.InferenceSession(for_runtime(model).SerializeToString(),
+                                ortcustom.session_options(Domain("many.ops").add(op)), providers=CPU)
+    assert [o.shape for o in sess.get_outputs()] == [["n"]] * N_MANY
+    got = sess.run(None, {"X": np.ones(3, np.float32)})
+    assert all((y == i).all() and y.shape == (3,) for i, y in enumerate(got))
+
+
 def test_an_in_place_index_one_past_the_inputs_is_refused(built):
     """Bug: the in-place bound taken as inclusive (`> n_inputs`): output 0 written over input 1 of a
     one-input op would be accepted, and the kernel would write over memory no input has."""

@@ -45,8 +45,8 @@ struct GlueOp {
   int32_t* row;             // what ORT is told, per input then output: an element type, or 0 (any)
                             // where only the kernel's binding search decides (owned)
   bool cuda;
-  int32_t type_of[64];      // per output (shape inference): the input whose element type it has, -1
-  int32_t fixed_type[64];   // ... else the one type every binding gives it (0: none)
+  int32_t* type_of;         // per output (shape inference): the input whose element type it has, -1
+  int32_t* fixed_type;      // ... else the one type every binding gives it (0: none) (both owned)
 };
 
 static_assert(std::is_standard_layout<GlueOp>::value, "ORT's &op must be the GlueOp's address");
@@ -516,7 +516,7 @@ OrtStatus* cb_infer(const OrtCustomOp* op, OrtShapeInferContext* ctx) {
       if (g_hooks.infer_shapes) g_hooks.infer_shapes(g->def, api, ctx);
       return nullptr;
     }
-    for (int32_t o = 0; o < g->def->n_outputs && o < 64; ++o)
+    for (int32_t o = 0; o < g->def->n_outputs; ++o)
       if (g->def->outputs[o].shape_of >= 0 && g->def->outputs[o].kind != OC_IO_VARIADIC) copy_shape(api, ctx, g, o);
   } catch (...) {
   }
@@ -542,14 +542,18 @@ GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const std::vector
                 bool shapes) {
   std::unique_ptr<int32_t[]> owned(new int32_t[row.empty() ? 1 : row.size()]());
   std::copy(row.begin(), row.end(), owned.get());
+  const size_t n_out = def->n_outputs > 0 ? (size_t)def->n_outputs : 1;
+  std::unique_ptr<int32_t[]> type_of(new int32_t[n_out]()), fixed_type(new int32_t[n_out]());
   GlueOp* g = new GlueOp();
   memset(&g->op, 0, sizeof g->op);
   g->def = def;
   g->kernel = kernel;
   g->cuda = cuda;
   g->row = owned.release();
+  g->type_of = type_of.release();
+  g->fixed_type = fixed_type.release();
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
-  for (int32_t o = 0; o < def->n_outputs && o < 64; ++o) {
+  for (int32_t o = 0; o < def->n_outputs; ++o) {
     g->type_of[o] = -1;
     g->fixed_type[o] = def->n_bindings > 0 ? def->bindings[n_in + o] : 0;
     for (int32_t b = 1; b < def->n_bindings; ++b)
@@ -589,6 +593,8 @@ GlueOp* make_op(const oc_op_def* def, const oc_kernel* kernel, const std::vector
 
 void free_op(GlueOp* g) {
   delete[] g->row;
+  delete[] g->type_of;
+  delete[] g->fixed_type;
   delete g;
 }
 
