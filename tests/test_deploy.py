@@ -159,8 +159,11 @@ def test_library_path_of_a_domain():
     assert r.stdout.strip() == contrib.get_library_path()
     with pytest.raises(ValueError, match="does not register mine::Inverse"):
         ortcustom.get_library_path(ortcustom.Domain("mine").add(Inverse))
-    with pytest.raises(ValueError, match=r"kernels from 2 libraries \(.*\): a plain library registers") as e:
-        ortcustom.get_library_path(ortcustom.Domain("com.microsoft").add(Inverse, contrib.ContribGroupNorm))
+    # the contrib library serves com.microsoft's Inverse too: the one library for both
+    both = ortcustom.Domain("com.microsoft").add(Inverse, contrib.ContribGroupNorm)
+    assert ortcustom.get_library_path(both) == contrib.get_library_path()
+    with pytest.raises(ValueError, match=r"kernels from 2 libraries \(.*\), none of which registers all") as e:
+        ortcustom.get_library_path(ortcustom.Domain("mine").add(Inverse, contrib.ContribGroupNorm))
     assert re.search(r"Inverse from \S*_kernels.so[;)]", str(e.value)) and re.search(r"GroupNorm from \S*_contrib.so[;)]",
                                                                                   str(e.value))
 
@@ -176,6 +179,39 @@ def test_fused_unet_block_with_contrib_library(via, tmp_path):
     (got,) = deployed(via, model, {"x": x}, contrib.get_library_path(), tmp_path)
     np.testing.assert_array_equal(got, ours)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("via", VIA)
+def test_the_contrib_library_serves_all_of_ortcustoms_ops_in_one_registration(via, tmp_path):
+    """ORT takes one registration per domain name: a CPU host whose model holds com.microsoft's
+    Inverse (torch.inverse exported) and GroupNorm (fused by ORT's optimizer) and an op of the
+    `ortcustom` domain registers the contrib library alone."""
+    from ortcustom.ops import Cholesky
+
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((2, 4, 4)).astype(np.float32)
+    spd = a @ a.transpose(0, 2, 1) + 4 * np.eye(4, dtype=np.float32)
+    x = rng.standard_normal((2, 4, 4, 1)).astype(np.float32)  # NHWC, one channel
+    gamma, beta = np.ones(1, np.float32), np.zeros(1, np.float32)
+    nodes = [helper.make_node("Inverse", ["A"], ["I"], domain="com.microsoft"),
+             helper.make_node("Cholesky", ["A"], ["L"], domain="ortcustom"),
+             helper.make_node("GroupNorm", ["X", "gamma", "beta"], ["G"], domain="com.microsoft", activation=0,
+                              groups=1, epsilon=1e-5, channels_last=1)]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, [2, 4, 4]),
+                                           helper.make_tensor_value_info("X", TensorProto.FLOAT, [2, 4, 4, 1]),
+                                           helper.make_tensor_value_info("gamma", TensorProto.FLOAT, [1]),
+                                           helper.make_tensor_value_info("beta", TensorProto.FLOAT, [1])],
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in "ILG"])
+    model = for_runtime(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                                helper.make_opsetid("com.microsoft", 1),
+                                                                helper.make_opsetid("ortcustom", 1)]))
+    feeds = {"A": spd, "X": x, "gamma": gamma, "beta": beta}
+    inv, chol, gn = deployed(via, model, feeds, contrib.get_library_path(), tmp_path)
+    np.testing.assert_array_equal(inv, kernels.inverse(spd))
+    np.testing.assert_array_equal(chol, kernels.call(Cholesky, spd))
+    want = python_path(model, feeds, [ortcustom.Domain("com.microsoft").add(Inverse, *contrib.ALL),
+                                      ortcustom.Domain("ortcustom").add(Cholesky)])[2]
+    np.testing.assert_array_equal(gn, want)
 
 
 # ---- a package's own library: the scaffold's and examples/group_norm's ---------------------------

@@ -42,7 +42,7 @@ def test_ortcustoms_two_libraries_both_serving_com_microsoft_are_refused_naming_
     main, other = ortcustom.get_library_path(), contrib.get_library_path()
     r = without_ortcustom([main, other], tmp_dir=tmp_path)
     assert r["failed"] == "register"
-    refused(r["error"], "com.microsoft", main, other, "ops Inverse", "ops GroupNorm, SkipGroupNorm")
+    refused(r["error"], "com.microsoft", main, other, "ops Inverse)", "ops Inverse, GroupNorm, SkipGroupNorm")
 
 
 def test_two_libraries_of_one_domain_refused_at_registration(libs, tmp_path):

@@ -18,10 +18,11 @@ def get_library_path(domain: Domain | None = None) -> str:
     """The plain custom-op library (no Python inside) for `SessionOptions.register_custom_ops_library`,
     ORT's C/C++ `RegisterCustomOpsLibrary_V2`, C#, Java or Triton's `op_library_filename`.
 
-    No domain: ortcustom's own, which registers `com.microsoft::Inverse` and the `ortcustom` domain
-    (Inverse, GroupNorm); ORT's contrib GroupNorm/SkipGroupNorm are in
-    `ortcustom.ops.contrib.get_library_path()`. A domain: the library of the package that built
-    all its ops' kernels, which registers that package's domain as declared."""
+    No domain: ortcustom's own, which registers `com.microsoft::Inverse` and the `ortcustom` domain;
+    `ortcustom.ops.contrib.get_library_path()` serves the same plus ORT's contrib GroupNorm and
+    SkipGroupNorm in com.microsoft, for CPU hosts. A domain: the library of the package that built
+    its ops' kernels (or, where they come from several, the one of those that registers them all),
+    which registers that package's domain as declared."""
     from . import native
 
     if domain is None:
@@ -35,13 +36,19 @@ def get_library_path(domain: Domain | None = None) -> str:
     libs: dict[str, list[str]] = {}
     for op in domain.ops:
         libs.setdefault(op.kernel.library, []).append(op.name)
-    if len(libs) != 1:
-        which = "; ".join(f"{', '.join(ops)} from {lib}" for lib, ops in sorted(libs.items()))
-        raise ValueError(f"domain {domain.name!r} has kernels from {len(libs)} libraries ({which}): a plain library "
-                         f"registers the ops of one package")
-    (path,) = libs
-    native.check_library(path, domain)
-    return path
+    if len(libs) == 1:
+        (path,) = libs
+        native.check_library(path, domain)
+        return path
+    for path in sorted(libs):  # one of them may serve them all (the contrib library serves Inverse too)
+        try:
+            native.check_library(path, domain)
+        except ValueError:
+            continue
+        return path
+    which = "; ".join(f"{', '.join(ops)} from {lib}" for lib, ops in sorted(libs.items()))
+    raise ValueError(f"domain {domain.name!r} has kernels from {len(libs)} libraries ({which}), none of which "
+                     f"registers all of them: a plain library registers the ops of one package")
 
 
 def ort_version(version: str | None = None) -> tuple[int, int]:

@@ -92,12 +92,20 @@ def domain() -> Domain:
     return Domain("com.microsoft").add(*ALL)
 
 
-library_domains = domain  # what the plain library ops/_contrib.so registers (its build reads it)
+def library_domains():
+    """What the plain library ops/_contrib.so registers (its build reads it): all of ortcustom's ops
+    for a CPU host in one library, since ORT takes one registration per domain name: com.microsoft
+    with ortcustom's Inverse and these two, and the `ortcustom` domain (CPU kernels)."""
+    from . import ALL as OWN, Inverse
+
+    return [Domain("com.microsoft").add(Inverse, *ALL), Domain("ortcustom").add(*OWN)]
 
 
 def get_library_path() -> str:
-    """The plain custom-op library (no Python) registering these two ops in com.microsoft: for ORT
-    outside Python (C/C++, C#, Java, Triton) or a Python process without ortcustom."""
+    """The plain custom-op library (no Python, CPU kernels) registering com.microsoft::{Inverse,
+    GroupNorm, SkipGroupNorm} and every op of the `ortcustom` domain: for ORT outside Python (C/C++,
+    C#, Java, Triton) or a Python process without ortcustom, on a CPU host. It serves everything
+    ortcustom's main library does (without CUDA kernels): register one of the two."""
     from ..native import library_file  # (a call up: the runtime finds files)
 
     return library_file(__name__.rpartition(".")[0] + "._contrib")
