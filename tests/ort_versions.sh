@@ -52,7 +52,7 @@ for v in "${versions[@]}"; do
   if needs_numpy1 "$v"; then echo "numpy<2" >> "$work/constraints.txt"; fi
   [[ -n ${ONNX_SPEC:-} ]] && echo "$ONNX_SPEC" >> "$work/constraints.txt"
   "${pip[@]}" -c "$work/constraints.txt" "onnxruntime==$v" "onnx>=1.16" "pytest>=7" "hypothesis>=6" \
-    "$TORCH_SPEC" "onnxscript>=0.3"
+    "$TORCH_SPEC" "onnxscript>=0.3" "expecttest>=0.1"  # as the test extra (pyproject.toml)
   # the wheel given, or built here in isolation against NumPy 2 (no constraints: they would reach
   # the build env)
   # shellcheck disable=SC2206  # BUILD_ARGS: words
