@@ -83,7 +83,8 @@ def _output_type(op, inputs):
     type its declaration gives (a fixed type, or its constraint's binding from the inputs of that
     constraint, or the constraint's only type); a type left out (None, or no dtype) is inferred by
     ONNX/ORT from the op's schema, where a wrong one would make ORT refuse the model."""
-    from ..torch_ops import _torch_dtype
+    def _torch_dtype(name):
+        return getattr(torch, element_type(name).torch, None)
 
     o = op.outputs[0]
     if o.type not in op.types:
