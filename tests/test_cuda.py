@@ -11,7 +11,7 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, SolveTriangular
+from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx, SolveTriangular
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -43,7 +43,7 @@ if not builtin_info("cuda_built"):
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
-                                           SolveTriangular)
+                                           SolveTriangular, Solve, SolveEx, Slogdet)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -267,3 +267,41 @@ def test_solve_triangular_on_gpu_matches_the_cpu_kernel(dtype, upper, left, unit
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
 
+
+
+# ---- Solve, SolveEx, Slogdet -----------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("left", [1, 0])
+@pytest.mark.parametrize("a_shape, b_shape", [((3, 3), (3, 2)), ((4, 1, 8, 8), (3, 8, 5)), ((2, 5, 5), (5,)),
+                                              ((2, 5, 5), (2, 5)), ((70, 70), (70, 3)), ((0, 3, 3), (3, 2)),
+                                              ((3, 3), (3, 0))])
+def test_solve_on_gpu_matches_the_cpu_kernel(dtype, left, a_shape, b_shape):
+    rng = np.random.default_rng(sum(a_shape) + sum(b_shape))
+    a = rng.standard_normal(a_shape).astype(dtype)
+    vector = len(b_shape) == 1 or b_shape == a_shape[:-1]
+    if vector and not left:
+        pytest.skip("vectors: left=1 only (torch's rule)")
+    if not left:
+        b_shape = b_shape[:-2] + (b_shape[-1], b_shape[-2])
+    b = rng.standard_normal(b_shape).astype(dtype)
+    want = kernels.solve(a, b, left=left)
+    tol = 1e-3 if dtype == np.float32 else 1e-9
+    np.testing.assert_allclose(cp.asnumpy(kernels.solve(cp.asarray(a), cp.asarray(b), left=left)), want, rtol=tol,
+                               atol=tol)
+
+
+def test_solve_ex_and_slogdet_on_gpu_info_sign_and_inf():
+    a = np.random.default_rng(0).standard_normal((4, 5, 5))
+    a[1] = 0.0
+    a[3, 2] = a[3, 0]
+    b = np.ones((4, 5, 2))
+    x, info = kernels.solve_ex(cp.asarray(a), cp.asarray(b))
+    np.testing.assert_array_equal(cp.asnumpy(info), kernels.solve_ex(a, b)[1])
+    assert not np.isfinite(cp.asnumpy(x)[1]).all()
+    assert not np.isfinite(cp.asnumpy(kernels.solve(cp.asarray(a), cp.asarray(b)))[1]).all()  # no error on CUDA
+    for got, want in zip(kernels.slogdet(cp.asarray(a)), kernels.slogdet(a)):
+        np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-12)
+    sign, logabs = kernels.slogdet(cp.asarray(np.zeros((2, 0, 0))))
+    np.testing.assert_array_equal(cp.asnumpy(sign), [1, 1])
+    np.testing.assert_array_equal(cp.asnumpy(logabs), [0, 0])

@@ -7,7 +7,9 @@
 
 Which torch ops become ours is `ops=`: "inverse" (the default: aten::inverse and aten::linalg_inv
 -> Inverse, in domain com.microsoft; ONNX has no inverse), "group_norm" (aten::group_norm ->
-GroupNorm, in domain "ortcustom"), `inverse(domain=...)` / `group_norm(domain=...)` for other
+GroupNorm, in domain "ortcustom"), the other names of BUILTIN and GROUPS ("linalg": torch.linalg's
+ops that ortcustom has; a torch op of several results maps to an op of as many outputs),
+`inverse(domain=...)` / `group_norm(domain=...)` for other
 domains, and `map_op(...)` for your own torch ops, and a `Domain` of your own ops declared with
 `Op(..., torch="ns::name")` (made torch ops by ortcustom.torch_ops.register): each exports to itself,
 in that domain. `torch.ops.ortcustom.*` (ortcustom.torch_ops:
@@ -32,8 +34,8 @@ from .. import ops as _ops
 from ..registry import Domain, Op
 from . import symbolics, translation
 from .mapping import (BUILTIN, DEFAULT_DOMAINS, DEFAULT_OPS, GROUPS, METADATA_KEY, InvalidAttribute, OpMapping,
-                      cholesky, group_norm, inverse, known_op, map_op, metadata, package_op, resolve, searchsorted,
-                      solve_triangular)
+                      cholesky, cholesky_ex, group_norm, inverse, known_op, map_op, metadata, package_op, resolve,
+                      searchsorted, slogdet, solve, solve_ex, solve_triangular)
 from .symbolics import registered as registered_symbolics
 from .translation import custom_translation_table
 
@@ -205,5 +207,6 @@ def _renamed(base: Op, name: str) -> Op:
 
 
 __all__ = ["BUILTIN", "DEFAULT_DOMAINS", "DEFAULT_OPS", "GROUPS", "InvalidAttribute", "METADATA_KEY", "OpMapping",
-           "cholesky", "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op",
-           "registered_symbolics", "searchsorted", "solve_triangular", "symbolics", "translation"]
+           "cholesky", "cholesky_ex", "custom_translation_table", "domains", "export", "group_norm", "inverse", "map_op",
+           "registered_symbolics", "searchsorted", "slogdet", "solve", "solve_ex", "solve_triangular", "symbolics",
+           "translation"]

@@ -15,7 +15,8 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted, SolveTriangular, library_domains
+from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx,
+                   SolveTriangular, library_domains)
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
@@ -145,9 +146,10 @@ class OpMapping:
     def _bind(self, ov) -> tuple[Binding, ...]:
         op, schema = self.op, ov._schema
         torch_args = list(schema.arguments)
-        if len(schema.returns) != 1 or schema.returns[0].type.kind() != "TensorType":
+        if len(schema.returns) != len(op.outputs) or any(r.type.kind() != "TensorType" for r in schema.returns):
             returns = ", ".join(str(r.type) for r in schema.returns)
-            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops with one Tensor result")
+            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps an op with as many Tensor "
+                             f"results as {op.name} has outputs ({len(op.outputs)}), in the same order")
         targets = self.args
         if targets is None:
             targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
@@ -261,12 +263,35 @@ def solve_triangular(domain: str | None = None) -> OpMapping:
                      domain or DEFAULT_DOMAINS["SolveTriangular"], args=("A", "B", "upper", "left", "unitriangular"))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
-           "solve_triangular": solve_triangular}
-"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky", "solve_triangular"."""
+def cholesky_ex(domain: str | None = None) -> OpMapping:
+    """aten::linalg_cholesky_ex (torch.linalg.cholesky_ex; `upper`; check_errors dropped) -> CholeskyEx: (L, info)."""
+    return OpMapping("aten::linalg_cholesky_ex", CholeskyEx, domain or DEFAULT_DOMAINS["CholeskyEx"],
+                     args=("A", "upper", None))
 
-GROUPS = {"linalg": ("inverse", "cholesky", "solve_triangular")}
+
+def solve(domain: str | None = None) -> OpMapping:
+    """aten::linalg_solve (torch.linalg.solve; `left`) -> Solve."""
+    return OpMapping("aten::linalg_solve", Solve, domain or DEFAULT_DOMAINS["Solve"], args=("A", "B", "left"))
+
+
+def solve_ex(domain: str | None = None) -> OpMapping:
+    """aten::linalg_solve_ex (torch.linalg.solve_ex; `left`; check_errors dropped) -> SolveEx: (X, info)."""
+    return OpMapping("aten::linalg_solve_ex", SolveEx, domain or DEFAULT_DOMAINS["SolveEx"], args=("A", "B", "left", None))
+
+
+def slogdet(domain: str | None = None) -> OpMapping:
+    """aten::linalg_slogdet and aten::slogdet (torch.linalg.slogdet, torch.slogdet) -> Slogdet: (sign, logabsdet)."""
+    return OpMapping(["aten::linalg_slogdet", "aten::slogdet"], Slogdet, domain or DEFAULT_DOMAINS["Slogdet"],
+                     args=("A",))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
+           "cholesky_ex": cholesky_ex, "solve_triangular": solve_triangular, "solve": solve, "solve_ex": solve_ex,
+           "slogdet": slogdet}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
+"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet"."""
+
+GROUPS = {"linalg": ("inverse", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

@@ -6,9 +6,10 @@ from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
 from .searchsorted import SearchSorted
+from .solve import Slogdet, Solve, SolveEx
 from .solve_triangular import SolveTriangular
 
-ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Solve, SolveEx, Slogdet)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():

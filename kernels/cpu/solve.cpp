@@ -1,0 +1,558 @@
+// Batched LU factorization with partial pivoting (LAPACK's getrf) and the solves with its factors
+// (getrs), in row-major working copies.
+//
+// Factorization, right-looking by panels of kPanel columns [k0, k1): the panel is factored column
+// by column (pivot search down the column, a whole-row swap, the column scaled, the rest of the
+// panel's rows updated along contiguous row segments); then the panel's rows of the columns to the
+// right are solved against its unit lower block (U12 = L11^-1 A12, column chunks split across
+// tasks); then the trailing matrix loses L21 U12 (the bulk of the 2n^3/3 flops: a register-tiled
+// product of kRows rows by two SIMD vectors of columns, rows split across tasks). n <= kSmall: the
+// unblocked loop with n known at compile time, many matrices per task.
+//
+// Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U by rows
+// of X (each step an axpy along a contiguous row segment of a column chunk); as rows (one vector
+// per row: vectors, and X A = B on A's transposed factors), forward and back substitution by dot
+// products of contiguous rows of the factors.
+//
+// Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
+
+#ifndef OC_ISA_PASS
+
+#include <math.h>
+#include <string.h>
+
+#include "lu.h"
+#include "parallel.h"
+
+namespace oc {
+#define OC_ISA_PASS_FILE "solve.cpp"
+#define OC_ISA_PASS_NS lu
+#include "isa_passes.inc"  // oc::lu_base, _avx2, _avx512
+}  // namespace oc
+
+void oc_lu_f32(const float* a, float* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,
+               bool transpose, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, factor<float>, a, lu, piv, info, batch, n, transpose, par);
+}
+void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,
+               bool transpose, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, factor<double>, a, lu, piv, info, batch, n, transpose, par);
+}
+void oc_lu_solve_f32(const float* lu, const int32_t* piv, const float* b, float* x, const int64_t* a_index,
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, solve<float>, lu, piv, b, x, a_index, b_index, count, n, k, rows, par);
+}
+void oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
+                            int64_t k, bool rows, bool transpose, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, factor_solve<float>, a, b, x, info, count, n, k, rows, transpose, par);
+}
+void oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
+                            int64_t k, bool rows, bool transpose, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, factor_solve<double>, a, b, x, info, count, n, k, rows, transpose, par);
+}
+void oc_lu_slogdet_f32(const float* a, float* lu, int32_t* piv, int32_t* info, float* sign, float* logabs,
+                       int64_t count, int64_t n, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, slogdet<float>, a, lu, piv, info, sign, logabs, count, n, par);
+}
+void oc_lu_slogdet_f64(const double* a, double* lu, int32_t* piv, int32_t* info, double* sign, double* logabs,
+                       int64_t count, int64_t n, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, slogdet<double>, a, lu, piv, info, sign, logabs, count, n, par);
+}
+void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, double* x, const int64_t* a_index,
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
+  OC_ISA_CALL(oc::lu, solve<double>, lu, piv, b, x, a_index, b_index, count, n, k, rows, par);
+}
+
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
+
+using ::oc::detail::div_up;
+using ::oc::detail::num_tasks;
+using ::oc::detail::parallel_for;
+using ::oc::detail::split_range;
+
+enum : int64_t { kPanel = 64, kRows = 4, kSmall = 16, kChunk = 256, kMaxInnerTasks = 64 };
+
+template <class T>
+struct Vec {
+  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
+  typedef typename ::oc::detail::Simd<T, W>::type type;
+};
+
+template <class V, class T>
+static OC_ALWAYS_INLINE V vload(const T* p) {
+  V v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+template <class V, class T>
+static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
+  memcpy(p, &v, sizeof v);
+}
+
+template <class T>
+static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
+
+// y[0:len] -= f * x[0:len]
+template <class T>
+static OC_ALWAYS_INLINE void axpy_sub(T* OC_RESTRICT y, const T* OC_RESTRICT x, T f, int64_t len) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  int64_t j = 0;
+  for (; j + W <= len; j += W) vstore(y + j, vload<V>(y + j) - f * vload<V>(x + j));
+  for (; j < len; ++j) y[j] -= f * x[j];
+}
+
+template <class T>
+static OC_ALWAYS_INLINE T dot(const T* OC_RESTRICT x, const T* OC_RESTRICT y, int64_t len) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  V a0 = {}, a1 = {};
+  int64_t k = 0;
+  for (; k + 2 * W <= len; k += 2 * W) {
+    a0 += vload<V>(x + k) * vload<V>(y + k);
+    a1 += vload<V>(x + k + W) * vload<V>(y + k + W);
+  }
+  for (; k + W <= len; k += W) a0 += vload<V>(x + k) * vload<V>(y + k);
+  const V s = a0 + a1;
+  T r = T(0);
+  for (int i = 0; i < W; ++i) r += s[i];
+  for (; k < len; ++k) r += x[k] * y[k];
+  return r;
+}
+
+// The pivot row of column j among rows [j, n): the largest magnitude (NaN never wins; ties: the first).
+template <class T>
+static OC_ALWAYS_INLINE int64_t pivot_row(const T* w, int64_t lda, int64_t j, int64_t n) {
+  int64_t p = j;
+  T best = absval(w[j * lda + j]);
+  if (!(best == best)) best = T(-1);
+  for (int64_t i = j + 1; i < n; ++i) {
+    const T v = absval(w[i * lda + j]);
+    if (v > best) {
+      best = v;
+      p = i;
+    }
+  }
+  return p;
+}
+
+// Unblocked steps [k0, k1) on rows [k0, n), updating only columns < c_end (the panel; the whole
+// matrix when unblocked). Row swaps move whole rows (length lda). Records pivots and the first zero
+// pivot (info, 1-based; kept if already set).
+template <class T>
+static OC_ALWAYS_INLINE void factor_panel(T* w, int64_t lda, int64_t n, int64_t k0, int64_t k1, int64_t c_end,
+                         int32_t* piv, int32_t* info) {
+  for (int64_t j = k0; j < k1; ++j) {
+    const int64_t p = pivot_row(w, lda, j, n);
+    piv[j] = (int32_t)p;
+    if (p != j) {
+      T* rj = w + j * lda;
+      T* rp = w + p * lda;
+      for (int64_t c = 0; c < lda; ++c) {
+        const T t = rj[c];
+        rj[c] = rp[c];
+        rp[c] = t;
+      }
+    }
+    const T d = w[j * lda + j];
+    if (d == T(0)) {  // getrf: no scaling, the column below is zero; go on
+      if (*info == 0) *info = (int32_t)(j + 1);
+      continue;
+    }
+    const T* rj = w + j * lda;
+    for (int64_t i = j + 1; i < n; ++i) {
+      T* ri = w + i * lda;
+      const T l = ri[j] / d;
+      ri[j] = l;
+      axpy_sub(ri + j + 1, rj + j + 1, l, c_end - j - 1);
+    }
+  }
+}
+
+// Rows [k0, k1) of columns [c0, c1): U12 = L11^-1 A12 (L11 unit lower, rows k0.. of the panel).
+template <class T>
+static void solve_u12(T* w, int64_t lda, int64_t k0, int64_t k1, int64_t c0, int64_t c1) {
+  for (int64_t i = k0 + 1; i < k1; ++i) {
+    T* ri = w + i * lda;
+    for (int64_t j = k0; j < i; ++j) axpy_sub(ri + c0, w + j * lda + c0, ri[j], c1 - c0);
+  }
+}
+
+// C[i][c] -= sum_t L[i][k0 + t] U[k0 + t][c], rows [r0, r1), columns [c0, n), t in [0, kb): the
+// trailing update, kRows rows by two vectors of columns in registers.
+template <class T>
+static void update_rows(T* w, int64_t lda, int64_t k0, int64_t kb, int64_t c0, int64_t n, int64_t r0, int64_t r1) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  const T* u = w + k0 * lda;  // U12's rows: u[t * lda + c]
+  int64_t i = r0;
+  for (; i + kRows <= r1; i += kRows) {
+    const T* l[kRows];
+    T* c[kRows];
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) {
+      l[r] = w + (i + r) * lda + k0;
+      c[r] = w + (i + r) * lda;
+    }
+    int64_t j = c0;
+    for (; j + 2 * W <= n; j += 2 * W) {
+      V acc[kRows][2];
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        acc[r][0] = vload<V>(c[r] + j);
+        acc[r][1] = vload<V>(c[r] + j + W);
+      }
+      for (int64_t t = 0; t < kb; ++t) {
+        const V u0 = vload<V>(u + t * lda + j), u1 = vload<V>(u + t * lda + j + W);
+#pragma GCC unroll 4
+        for (int r = 0; r < kRows; ++r) {
+          const T f = l[r][t];
+          acc[r][0] -= f * u0;
+          acc[r][1] -= f * u1;
+        }
+      }
+#pragma GCC unroll 4
+      for (int r = 0; r < kRows; ++r) {
+        vstore(c[r] + j, acc[r][0]);
+        vstore(c[r] + j + W, acc[r][1]);
+      }
+    }
+    if (j < n)
+      for (int r = 0; r < kRows; ++r)
+        for (int64_t t = 0; t < kb; ++t) axpy_sub(c[r] + j, u + t * lda + j, l[r][t], n - j);
+  }
+  for (; i < r1; ++i) {
+    T* ci = w + i * lda;
+    for (int64_t t = 0; t < kb; ++t) axpy_sub(ci + c0, u + t * lda + c0, ci[k0 + t], n - c0);
+  }
+}
+
+// One n x n matrix, blocked; the inner steps on `par` (the caller's tasks for one large matrix).
+template <class T>
+static void factor_blocked(T* w, int64_t n, int32_t* piv, int32_t* info, const oc_parallel& par, int64_t tasks) {
+  for (int64_t k0 = 0; k0 < n; k0 += kPanel) {
+    const int64_t k1 = k0 + kPanel < n ? k0 + kPanel : n, kb = k1 - k0;
+    factor_panel(w, n, n, k0, k1, k1, piv, info);
+    if (k1 == n) break;
+    const int64_t cols = n - k1, rows = n - k1;
+    const int64_t ct = tasks > 1 ? num_tasks(div_up(cols, 16), (double)kb * kb * 8, 1 << 16, tasks) : 1;
+    auto u12 = [&](size_t t) {
+      int64_t b0, b1;
+      split_range(div_up(cols, 16), ct, (int64_t)t, b0, b1);
+      const int64_t c0 = k1 + b0 * 16, c1 = k1 + b1 * 16 < n ? k1 + b1 * 16 : n;
+      if (c0 < c1) solve_u12(w, n, k0, k1, c0, c1);
+    };
+    parallel_for(par, (size_t)ct, u12);
+    const int64_t blocks = div_up(rows, kRows);
+    const int64_t rt = tasks > 1 ? num_tasks(blocks, (double)kRows * kb * cols, 1 << 17, tasks) : 1;
+    auto upd = [&](size_t t) {
+      int64_t b0, b1;
+      split_range(blocks, rt, (int64_t)t, b0, b1);
+      const int64_t r0 = k1 + b0 * kRows, r1 = k1 + b1 * kRows < n ? k1 + b1 * kRows : n;
+      if (r0 < r1) update_rows(w, n, k0, kb, k1, n, r0, r1);
+    };
+    parallel_for(par, (size_t)rt, upd);
+  }
+}
+
+template <class T>
+static OC_ALWAYS_INLINE void load_matrix(const T* a, T* w, int64_t n, bool transpose) {
+  if (!transpose) {
+    memcpy(w, a, (size_t)(n * n) * sizeof(T));
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) w[j * n + i] = a[i * n + j];
+}
+
+// n known at compile time: the unblocked loop on registers, fully unrolled by the compiler (the
+// same steps and pivot choice as factor_panel).
+template <class T, int N>
+static void factor_fixed(T* w, int32_t* piv, int32_t* info) {
+  T a[N][N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) a[i][j] = w[i * N + j];
+  int32_t bad = 0;
+#pragma GCC unroll 8
+  for (int j = 0; j < N; ++j) {
+    int p = j;
+    T best = absval(a[j][j]);
+    best = best == best ? best : T(-1);
+#pragma GCC unroll 8
+    for (int i = j + 1; i < N; ++i) {
+      const T v = absval(a[i][j]);
+      const bool gt = v > best;
+      best = gt ? v : best;
+      p = gt ? i : p;
+    }
+    piv[j] = p;
+#pragma GCC unroll 8
+    for (int c = 0; c < N; ++c) {  // unconditional swap (a no-op when p == j): no unpredictable branch
+      const T t = a[j][c];
+      a[j][c] = a[p][c];
+      a[p][c] = t;
+    }
+    const T d = a[j][j];
+    bad = bad == 0 && d == T(0) ? j + 1 : bad;
+    if (d == T(0)) continue;  // as getrf: no scaling, no update (rare: a predictable branch)
+#pragma GCC unroll 8
+    for (int i = j + 1; i < N; ++i) {
+      const T l = a[i][j] / d;
+      a[i][j] = l;
+#pragma GCC unroll 8
+      for (int c = j + 1; c < N; ++c) a[i][c] -= l * a[j][c];
+    }
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) w[i * N + j] = a[i][j];
+  if (*info == 0) *info = bad;
+}
+
+template <class T>
+static void factor_one(T* w, int64_t n, int32_t* piv, int32_t* info) {
+  switch (n) {
+#define OC_SMALL(k) \
+  case k:           \
+    return factor_fixed<T, k>(w, piv, info);
+    OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
+#undef OC_SMALL
+    default:
+      if (n <= kSmall) return factor_panel(w, n, n, 0, n, n, piv, info);
+      return factor_blocked(w, n, piv, info, oc_serial, 1);
+  }
+}
+
+template <class T>
+void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n, bool transpose,
+            oc_parallel par) {
+  const int64_t nn = n * n;
+  const double work = (double)nn * (double)n;
+  if (batch == 1 || (batch < 4 && n > 256)) {  // few large matrices: the parallelism is inside each
+    for (int64_t m = 0; m < batch; ++m) {
+      load_matrix(a + m * nn, lu + m * nn, n, transpose);
+      info[m] = 0;
+      if (n <= kSmall)
+        factor_one(lu + m * nn, n, piv + m * n, info + m);
+      else
+        factor_blocked(lu + m * nn, n, piv + m * n, info + m, par, kMaxInnerTasks);
+    }
+    return;
+  }
+  const int64_t nt = num_tasks(batch, work, 1 << 15, 1024);
+  auto task = [&](size_t t) {
+    int64_t m0, m1;
+    split_range(batch, nt, (int64_t)t, m0, m1);
+    for (int64_t m = m0; m < m1; ++m) {
+      load_matrix(a + m * nn, lu + m * nn, n, transpose);
+      info[m] = 0;
+      factor_one(lu + m * nn, n, piv + m * n, info + m);
+    }
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+// Columns [c0, c1) of one n x k block x (holding B): the row swaps, then L, then U.
+template <class T>
+static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t k, int64_t c0, int64_t c1) {
+  const int64_t w = c1 - c0;
+  for (int64_t i = 0; i < n; ++i)
+    if (piv[i] != i) {
+      T* xi = x + i * k + c0;
+      T* xp = x + (int64_t)piv[i] * k + c0;
+      for (int64_t c = 0; c < w; ++c) {
+        const T t = xi[c];
+        xi[c] = xp[c];
+        xp[c] = t;
+      }
+    }
+  for (int64_t i = 1; i < n; ++i) {
+    T* xi = x + i * k + c0;
+    const T* li = lu + i * n;
+    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, li[j], w);
+  }
+  for (int64_t i = n - 1; i >= 0; --i) {
+    T* xi = x + i * k + c0;
+    const T* ui = lu + i * n;
+    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, ui[j], w);
+    const T d = ui[i];
+    for (int64_t c = 0; c < w; ++c) xi[c] /= d;
+  }
+}
+
+// One right-hand side vector x (n, holding b), in place.
+template <class T>
+static void solve_vec(const T* lu, const int32_t* piv, T* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (piv[i] != i) {
+      const T t = x[i];
+      x[i] = x[piv[i]];
+      x[piv[i]] = t;
+    }
+  for (int64_t i = 1; i < n; ++i) x[i] -= dot(lu + i * n, x, i);
+  for (int64_t i = n - 1; i >= 0; --i) x[i] = (x[i] - dot(lu + i * n + i + 1, x + i + 1, n - 1 - i)) / lu[i * n + i];
+}
+
+template <class T>
+void solve(const T* lu, const int32_t* piv, const T* b, T* x, const int64_t* a_index, const int64_t* b_index,
+           int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
+  const int64_t nn = n * n, nk = n * k;
+  const int64_t chunk = rows ? 16 : kChunk;  // vectors (rows) or columns per unit
+  const int64_t chunks = div_up(k, chunk);
+  const int64_t units = count * chunks;
+  const int64_t nt = num_tasks(units, (double)nn * (double)(k < chunk ? k : chunk), 1 << 16, 1024);
+  auto task = [&](size_t t) {
+    int64_t u0, u1;
+    split_range(units, nt, (int64_t)t, u0, u1);
+    for (int64_t u = u0; u < u1; ++u) {
+      const int64_t m = u / chunks, c = u % chunks;
+      const int64_t lo = c * chunk, hi = lo + chunk < k ? lo + chunk : k;
+      const int64_t ia = a_index ? a_index[m] : m, ib = b_index ? b_index[m] : m;
+      const T* f = lu + ia * nn;
+      const int32_t* p = piv + ia * n;
+      const T* bm = b + ib * nk;
+      T* xm = x + m * nk;
+      if (rows) {
+        for (int64_t r = lo; r < hi; ++r) {
+          memcpy(xm + r * n, bm + r * n, (size_t)n * sizeof(T));
+          solve_vec(f, p, xm + r * n, n);
+        }
+      } else {
+        for (int64_t i = 0; i < n; ++i) memcpy(xm + i * k + lo, bm + i * k + lo, (size_t)(hi - lo) * sizeof(T));
+        solve_cols(f, p, xm, n, k, lo, hi);
+      }
+    }
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+// One right-hand side vector with n known at compile time (solve_vec's steps, unrolled).
+template <class T, int N>
+static OC_ALWAYS_INLINE void solve_vec_fixed(const T* OC_RESTRICT lu, const int32_t* piv, T* OC_RESTRICT x) {
+  T y[N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) y[i] = x[i];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+    const T t = y[i];
+    y[i] = y[piv[i]];
+    y[piv[i]] = t;
+  }
+#pragma GCC unroll 8
+  for (int i = 1; i < N; ++i)
+#pragma GCC unroll 8
+    for (int j = 0; j < i; ++j) y[i] -= lu[i * N + j] * y[j];
+#pragma GCC unroll 8
+  for (int i = N - 1; i >= 0; --i) {
+#pragma GCC unroll 8
+    for (int j = i + 1; j < N; ++j) y[i] -= lu[i * N + j] * y[j];
+    y[i] /= lu[i * N + i];
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) x[i] = y[i];
+}
+
+// Matrices [m0, m1), each factored and solved while in cache (no broadcast: block m of b and x
+// goes with matrix m of a).
+template <class T, int N>
+static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int64_t m0, int64_t m1, int64_t k,
+                               bool rows, bool transpose) {
+  T w[N * N];
+  int32_t piv[N];
+  for (int64_t m = m0; m < m1; ++m) {
+    load_matrix(a + m * N * N, w, N, transpose);
+    info[m] = 0;
+    factor_fixed<T, N>(w, piv, info + m);
+    const T* bm = b + m * N * k;
+    T* xm = x + m * N * k;
+    memcpy(xm, bm, (size_t)(N * k) * sizeof(T));
+    if (rows)
+      for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N>(w, piv, xm + r * N);
+    else
+      solve_cols(w, piv, xm, N, k, 0, k);
+  }
+}
+
+template <class T>
+void factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int64_t n, int64_t k, bool rows,
+                  bool transpose, oc_parallel par) {
+  const int64_t nt = num_tasks(count, (double)n * n * (n + k), 1 << 15, 1024);
+  auto task = [&](size_t t) {
+    int64_t m0, m1;
+    split_range(count, nt, (int64_t)t, m0, m1);
+    switch (n) {
+#define OC_SMALL(s)                                                           \
+  case s:                                                                     \
+    factor_solve_fixed<T, s>(a, b, x, info, m0, m1, k, rows, transpose);      \
+    break;
+      OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
+#undef OC_SMALL
+      default: break;
+    }
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+// sign and log|det| of one factored matrix: one log (the product of |U's diagonal| kept as a
+// mantissa and a binary exponent, so that it can neither overflow nor underflow).
+template <class T>
+static OC_ALWAYS_INLINE void determinant(const T* f, const int32_t* piv, int64_t n, T* sign, T* logabs) {
+  T s = T(1);
+  double mant = 1.0;
+  int64_t exp2 = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const T d = f[i * n + i];
+    s *= d > T(0) ? T(1) : d < T(0) ? T(-1) : T(0);  // NaN: 0, as torch's sign
+    s = piv[i] != i ? -s : s;
+    int e = 0;
+    mant *= frexp(fabs((double)d), &e);  // 0, inf and NaN pass through the mantissa
+    exp2 += e;
+    if ((i & 31) == 31) {
+      mant = frexp(mant, &e);
+      exp2 += e;
+    }
+  }
+  if (sign) *sign = s == T(0) ? T(0) : s;  // no -0
+  if (logabs) *logabs = (T)(log(mant) + (double)exp2 * 0.69314718055994530942);
+}
+
+template <class T>
+void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs, int64_t count, int64_t n,
+             oc_parallel par) {
+  const bool fused = n <= OC_LU_FUSED_MAX_N;
+  if (!fused)  // the factors first (parallel inside large matrices), then a pass for the determinants
+    factor(a, lu, piv, info, count, n, false, par);
+  const int64_t nt = num_tasks(count, (double)n * n * n, 1 << 15, 1024);
+  auto task = [&](size_t t) {
+    int64_t m0, m1;
+    split_range(count, nt, (int64_t)t, m0, m1);
+    T w[OC_LU_FUSED_MAX_N * OC_LU_FUSED_MAX_N];
+    int32_t p[OC_LU_FUSED_MAX_N];
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* f = lu + m * n * n;
+      const int32_t* q = piv + m * n;
+      if (fused) {
+        int32_t info = 0;
+        load_matrix(a + m * n * n, w, n, false);
+        switch (n) {
+#define OC_SMALL(s)                       \
+  case s:                                 \
+    factor_fixed<T, s>(w, p, &info);      \
+    break;
+          OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
+#undef OC_SMALL
+          default: break;
+        }
+        f = w;
+        q = p;
+      }
+      determinant(f, q, n, sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
+    }
+  };
+  parallel_for(par, (size_t)nt, task);
+}
+
+#endif  // OC_ISA_PASS

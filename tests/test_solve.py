@@ -1,0 +1,226 @@
+"""Solve, SolveEx and Slogdet (torch.linalg.solve, solve_ex, slogdet) on one LU with partial pivoting:
+backward error within a small multiple of n * eps, torch's shapes (broadcasting, vectors, left=0),
+info, signs and errors, in a session, by direct call and as a torch op (test_isa.py runs this file
+again under each instruction-set pass)."""
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortcustom
+from ortcustom import kernels
+from ortcustom.ops import Slogdet, Solve, SolveEx
+from ortcustom.testing import make_model
+
+from helpers import CPU, InvalidArgument, session
+
+torch = pytest.importorskip("torch")
+import ortcustom.torch_ops  # noqa: E402,F401
+
+DOM = ortcustom.Domain("ortcustom").add(Solve, SolveEx, Slogdet)
+EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
+SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 130, 200)  # fixed-size, unblocked and blocked (panels of 64) paths
+
+
+def solve_all_paths(a, b, left=1):
+    """X from a session, a direct call and the torch op (all equal), and SolveEx's X."""
+    sess = session(Solve, DOM, {"A": a, "B": b}, attrs={"left": left})
+    got = [sess.run(None, {"A": a, "B": b})[0], kernels.solve(a, b, left=left),
+           torch.ops.ortcustom.solve(torch.from_numpy(a), torch.from_numpy(b), left).numpy(),
+           kernels.solve_ex(a, b, left=left)[0]]
+    for g in got[1:]:
+        np.testing.assert_array_equal(g, got[0])
+    return got[0]
+
+
+def assert_solution(a, b, x, left=1):
+    """x solves a x = b (left) or x a = b, to a backward error of a small multiple of n * eps:
+    |b - a x| <= c n eps (|a| |x| + |b|) in norm."""
+    a64, b64, x64 = (v.astype(np.float64) for v in (a, b, x))
+    vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
+    if vector:
+        b64, x64 = b64[..., None], x64[..., None]
+    prod = a64 @ x64 if left else x64 @ a64
+    r = np.linalg.norm(prod - b64, axis=(-2, -1))
+    scale = np.linalg.norm(a64, axis=(-2, -1)) * np.linalg.norm(x64, axis=(-2, -1)) + np.linalg.norm(b64, axis=(-2, -1))
+    n = a.shape[-1]
+    assert (r <= 16 * n * EPS[a.dtype.type] * scale).all(), (r / scale).max()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+def test_solutions_every_size_and_path(dtype, n):
+    rng = np.random.default_rng(n)
+    batch = (3,) if n <= 64 else ()
+    a = rng.standard_normal(batch + (n, n)).astype(dtype)  # row swaps needed: not diagonally dominant
+    for left in (1, 0):
+        b = rng.standard_normal(batch + ((n, 3) if left else (3, n))).astype(dtype)
+        x = solve_all_paths(a, b, left)
+        assert x.shape == b.shape and x.dtype == dtype
+        assert_solution(a, b, x, left)
+        want = torch.linalg.solve(torch.from_numpy(a), torch.from_numpy(b), left=bool(left)).numpy()
+        cond = np.linalg.cond(a.astype(np.float64)).max()
+        np.testing.assert_allclose(x, want, rtol=0, atol=cond * 64 * n * EPS[dtype] * max(1.0, np.abs(want).max()))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("sa", "sb", "want"), [
+    ((2, 4, 4), (4,), (2, 4)),               # one vector for every matrix
+    ((2, 4, 4), (2, 4), (2, 4)),             # a batch of vectors: A's shape but the last
+    ((2, 4, 4), (5, 1, 4, 3), (5, 2, 4, 3)),  # batch dims broadcast
+    ((4, 4), (6, 4, 2), (6, 4, 2)),
+    ((3, 1, 4, 4), (2, 4, 1), (3, 2, 4, 1)),
+    ((2, 4, 4), (3, 4), None),               # (3, 4): neither vectors for (2, 4, 4) nor a matrix: no broadcast
+])
+def test_shapes_as_torch(dtype, sa, sb, want):
+    rng = np.random.default_rng(1)
+    a = (rng.standard_normal(sa) + 4 * np.eye(sa[-1])).astype(dtype)
+    b = rng.standard_normal(sb).astype(dtype)
+    if want is None:
+        with pytest.raises(RuntimeError):
+            torch.linalg.solve(torch.from_numpy(a), torch.from_numpy(b))
+        with pytest.raises(ValueError, match="Solve: input B has shape .*incompatible|do not broadcast"):
+            kernels.solve(a, b)
+        return
+    x = solve_all_paths(a, b)
+    assert x.shape == want == tuple(torch.linalg.solve(torch.from_numpy(a), torch.from_numpy(b)).shape)
+    np.testing.assert_allclose(x, torch.linalg.solve(torch.from_numpy(a), torch.from_numpy(b)).numpy(),
+                               rtol=1e-4 if dtype == np.float32 else 1e-10, atol=1e-5 if dtype == np.float32 else 1e-12)
+    np.testing.assert_allclose(x, Solve.reference(a, b), rtol=1e-4, atol=1e-5)
+
+
+def singular(dtype):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((4, 5, 5)).astype(dtype)
+    a[1] = 0.0                 # singular at step 1
+    a[3, 2] = a[3, 0]         # two equal rows: one becomes exactly zero, an exact zero pivot
+    return a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_singular_is_info_in_solve_ex_and_an_error_in_solve(dtype):
+    a = singular(dtype)
+    b = np.ones((4, 5, 2), dtype)
+    x, info = kernels.solve_ex(a, b)
+    want = torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b))[1].numpy()
+    assert info.dtype == np.int32 and info.shape == (4,)
+    np.testing.assert_array_equal(info, want)
+    np.testing.assert_array_equal(info, SolveEx.reference(a, b)[1])
+    assert info[0] == info[2] == 0 and info[1] == 1 and info[3] > 0
+    assert_solution(a[[0, 2]], b[[0, 2]], x[[0, 2]])
+    assert not np.isfinite(x[1]).all() and not np.isfinite(x[3]).all()  # getrs divides by the zero pivot
+    sess = session(SolveEx, DOM, {"A": a, "B": b})
+    got = sess.run(None, {"A": a, "B": b})
+    np.testing.assert_array_equal(got[1], info)
+    np.testing.assert_array_equal(got[0], x)
+    sess = session(Solve, DOM, {"A": (dtype, None), "B": (dtype, None)})
+    with pytest.raises(InvalidArgument, match=r"Solve \(node 'n0'\): input A: the matrix at batch index 1 is singular"):
+        sess.run(None, {"A": a, "B": b})
+    with pytest.raises(ValueError, match="Solve: input A: the matrix at batch index 1 is singular"):
+        kernels.solve(a, b)
+    with pytest.raises(ValueError, match="batch index 1 is singular"):
+        torch.ops.ortcustom.solve(torch.from_numpy(a), torch.from_numpy(b), 1)
+    ok = a[[0, 2]], b[[0, 2]]
+    np.testing.assert_array_equal(sess.run(None, {"A": ok[0], "B": ok[1]})[0], kernels.solve(*ok))  # the session survives
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [3, 8, 17, 130])
+def test_slogdet_as_torch(dtype, n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((6, n, n)).astype(dtype)
+    a[1] *= 1e3 if dtype == np.float64 else 10  # a determinant far from 1
+    if n >= 8:
+        a[2, 1] = a[2, 4]  # two equal rows: singular, an exact zero pivot
+    ws, wl = (t.numpy() for t in torch.linalg.slogdet(torch.from_numpy(a)))
+    sess = session(Slogdet, DOM, {"A": a})
+    for sign, logabs in (sess.run(None, {"A": a}), kernels.slogdet(a),
+                         tuple(t.numpy() for t in torch.ops.ortcustom.slogdet(torch.from_numpy(a))),
+                         Slogdet.reference(a)):
+        assert sign.shape == logabs.shape == (6,) and sign.dtype == logabs.dtype == dtype
+        ok = np.arange(6) != 2 if n >= 8 else np.ones(6, bool)
+        np.testing.assert_array_equal(sign[ok], ws[ok])
+        np.testing.assert_allclose(logabs[ok], wl[ok], rtol=0, atol=n * 200 * EPS[dtype] * max(1, np.abs(wl[ok]).max()))
+        if n >= 8:  # an exact zero pivot (MKL's blocked LU may round it to a tiny one instead)
+            assert sign[2] == 0 and logabs[2] == -np.inf
+            assert ws[2] == 0 or wl[2] < wl[ok].min() - 10
+
+
+def test_slogdet_of_huge_and_tiny_determinants_does_not_overflow():
+    for scale, n in ((1e3, 300), (1e-3, 300)):
+        a = np.eye(n) * scale
+        a[0, 0] = -scale
+        sign, logabs = kernels.slogdet(a)
+        assert sign == -1 and np.isclose(logabs, n * np.log(scale), rtol=1e-12)
+
+
+def test_nan_inf_and_empty_as_torch():
+    for a in (np.full((3, 3), np.nan), np.array([[1.0, np.inf], [0, 1]]), np.zeros((2, 0, 0)), np.zeros((0, 3, 3)),
+              np.zeros((3, 3))):
+        ws, wl = (t.numpy() for t in torch.linalg.slogdet(torch.from_numpy(a)))
+        sign, logabs = kernels.slogdet(a)
+        np.testing.assert_array_equal(sign, ws)
+        np.testing.assert_array_equal(logabs, wl)
+    for sa, sb in (((2, 0, 0), (2, 0, 3)), ((0, 3, 3), (0, 3, 1)), ((3, 3), (3, 0)), ((0, 3, 3), (3,))):
+        a, b = np.zeros(sa, np.float32), np.zeros(sb, np.float32)
+        want = torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b))
+        x, info = kernels.solve_ex(a, b)
+        assert x.shape == tuple(want[0].shape) and info.shape == tuple(want[1].shape)
+        np.testing.assert_array_equal(info, want[1].numpy())  # A = 0 (3 x 3) is singular even with no B columns
+        if not info.any():
+            assert solve_all_paths(a, b).shape == x.shape
+    x, info = kernels.solve_ex(np.full((2, 2), np.nan), np.ones((2, 1)))  # NaN: no error, NaN out (as torch)
+    assert info == 0 and np.isnan(x).all()
+    assert np.isnan(kernels.solve(np.full((2, 2), np.nan), np.ones((2, 1)))).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_and_badly_conditioned(dtype):
+    rng = np.random.default_rng(5)
+    n = 600
+    q1, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    q2, _ = np.linalg.qr(rng.standard_normal((n, n)))
+    cond = 1e5 if dtype == np.float32 else 1e12
+    a = ((q1 * np.logspace(0, -np.log10(cond), n)) @ q2).astype(dtype)
+    b = rng.standard_normal((n, 4)).astype(dtype)
+    assert_solution(a, b, kernels.solve(a, b))  # a small backward error whatever the condition
+    x = session(Solve, DOM, {"A": a, "B": b}).run(None, {"A": a, "B": b})[0]
+    assert_solution(a, b, x)
+    bt = rng.standard_normal((4, n)).astype(dtype)
+    assert_solution(a, bt, kernels.solve(a, bt, left=0), left=0)
+
+
+@pytest.mark.parametrize(("sa", "sb", "left", "match"), [
+    ((3,), (3, 1), 1, r"input A has shape \(3,\).*\(\*, N, N\)"),
+    ((2, 3), (2, 1), 1, r"input A has shape \(2, 3\).*square"),
+    ((3, 3), (4, 1), 1, r"input B has shape \(4, 1\); incompatible with A of shape \(3, 3\) for A X = B"),
+    ((3, 3), (1, 4), 0, r"input B has shape \(1, 4\); incompatible with A of shape \(3, 3\) for X A = B"),
+    ((3, 3), (3,), 0, r"input B has shape \(3,\); a batch of vectors .*left=0"),
+    ((2, 3, 3), (3, 3, 1), 1, r"input B has shape \(3, 3, 1\); its batch dims do not broadcast"),
+    ((3, 3), (), 1, r"input B has shape \(\)"),
+])
+def test_bad_shapes_are_clear_errors(sa, sb, left, match):
+    a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
+    for op in (Solve, SolveEx):
+        sess = session(op, DOM, {"A": (np.float32, None), "B": (np.float32, None)}, attrs={"left": left})
+        with pytest.raises(InvalidArgument, match=rf"{op.name} \(node 'n0'\): " + match):
+            sess.run(None, {"A": a, "B": b})
+    if len(sa) < 2 or sa[-1] != sa[-2]:
+        with pytest.raises(InvalidArgument, match=r"Slogdet \(node 'n0'\): input A has shape"):
+            session(Slogdet, DOM, {"A": (np.float32, None)}).run(None, {"A": a})
+
+
+def test_output_shapes_inferred():
+    model = make_model(Solve, DOM, {"A": (np.float32, ["b", 4, 4]), "B": (np.float32, ["b", 4])})
+    for o in model.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
+    assert sess.get_outputs()[0].shape == ["b", 4]
+    model = make_model(SolveEx, DOM, {"A": (np.float32, [2, 1, 4, 4]), "B": (np.float32, [3, 4, 5])})
+    for o in model.graph.output:
+        o.type.tensor_type.ClearField("shape")
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
+    assert [o.shape for o in sess.get_outputs()] == [[2, 3, 4, 5], [2, 1]]
+    model = make_model(Slogdet, DOM, {"A": (np.float64, ["b", "c", 4, 4])})
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
+    assert [o.shape for o in sess.get_outputs()] == [["b", "c"], ["b", "c"]]
+    assert [o.type for o in sess.get_outputs()] == ["tensor(double)"] * 2
