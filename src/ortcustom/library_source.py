@@ -58,7 +58,11 @@ def _attr_value(tag: str, a) -> tuple[str, str]:
     elif a.kind == "float":
         f = value
     elif a.kind == "string":
-        s, count = _c(value), len(value.encode())
+        if isinstance(value, bytes):  # Attr(bytes=True): octal escapes, exact (NULs, any byte; never
+            s = '"' + "".join(f"\\{c:03o}" for c in value) + '"'  # greedy as a hex escape is)
+            count = len(value)
+        else:
+            s, count = _c(value), len(value.encode())
     elif a.kind == "ints":
         pre = f"const int64_t {tag}[] = {{{', '.join(str(v) for v in value) or '0'}}};\n"
         ints, count = tag, len(value)

@@ -75,7 +75,8 @@ typedef enum oc_device { OC_CPU = 0, OC_CUDA = 1 } oc_device;
 typedef enum oc_attr_kind {
   OC_ATTR_INT = 1,    /* i */
   OC_ATTR_FLOAT = 2,  /* f */
-  OC_ATTR_STRING = 3, /* s (NUL-terminated, count bytes) */
+  OC_ATTR_STRING = 3, /* s: count bytes exactly as the node stores them (any byte, NULs
+                         included; usually UTF-8 text), then a NUL */
   OC_ATTR_INTS = 4,   /* ints[count] */
   OC_ATTR_FLOATS = 5  /* floats[count] */
 } oc_attr_kind;
