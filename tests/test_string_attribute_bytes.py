@@ -202,7 +202,7 @@ def test_the_reference_and_shape_inference_see_what_a_kernel_sees():
 
 
 def test_bytes_is_for_string_attributes_only():
-    with pytest.raises(ValueError, match="bytes=True is for string attributes"):
+    with pytest.raises(ValueError, match="bytes=True is for string and strings attributes"):
         Attr("n", "int", default=1, bytes=True)
     with pytest.raises(ValueError, match="default of attribute 'blob' is invalid"):
         Op("BadDefault", [Input("X", "float")], [Output("Y", "float")],

@@ -29,6 +29,16 @@ cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep)
         keep.append(b)
         a.s = b
         a.count = len(b)
+    elif kind == OC_ATTR_STRINGS:  # each element's bytes exactly (kept alive in `keep`)
+        elems = [v if isinstance(v, bytes) else v.encode("utf-8") for v in value]
+        keep.append(elems)
+        ptrs = array.array("Q", [<size_t><const char*>b for b in elems])
+        lens = array.array("q", [len(b) for b in elems])
+        keep.append(ptrs)
+        keep.append(lens)
+        a.count = len(elems)
+        a.strings = <const char* const*><size_t>ptrs.buffer_info()[0]
+        a.lengths = <const int64_t*><size_t>lens.buffer_info()[0]
     else:
         buf = array.array("q" if kind == OC_ATTR_INTS else "f", value)
         keep.append(buf)
@@ -50,6 +60,9 @@ cdef object attr_value(const oc_attr* a, bint raw):
     if a.kind == OC_ATTR_STRING:
         b = a.s[:a.count] if a.s != NULL else b""
         return b if raw else text_of(b)
+    if a.kind == OC_ATTR_STRINGS:
+        elems = [a.strings[j][:a.lengths[j]] for j in range(a.count)]
+        return tuple(elems) if raw else tuple([text_of(b) for b in elems])
     if a.kind == OC_ATTR_INTS:
         return tuple([a.ints[j] for j in range(a.count)])
     return tuple([a.floats[j] for j in range(a.count)])

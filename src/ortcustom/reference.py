@@ -22,7 +22,7 @@ def reference_op(op: Op, domain: str) -> type[OpRun]:
             value = getattr(self, a.name, None)
             value = value if value is not None else (None if a.required else a.default)
             # as a kernel gets it (onnx hands text; Attr(bytes=True) takes bytes)
-            attrs[a.name] = normalize(a, value) if value is not None and a.kind == "string" else value
+            attrs[a.name] = normalize(a, value) if value is not None and a.kind in ("string", "strings") else value
         # ReferenceEvaluator drops trailing absent inputs: pad them as None, like our kernels see them
         inputs = list(inputs) + [None] * max(0, len(op.inputs) - len(inputs))
         out = fn(*inputs, **attrs)

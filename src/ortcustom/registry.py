@@ -112,8 +112,8 @@ class Attr:
 
     def __post_init__(self):
         check_name("attribute", self.name)
-        if self.bytes is not False and (self.bytes is not True or self.kind != "string"):
-            raise ValueError(f"attribute {self.name!r}: bytes=True is for string attributes "
+        if self.bytes is not False and (self.bytes is not True or self.kind not in ("string", "strings")):
+            raise ValueError(f"attribute {self.name!r}: bytes=True is for string and strings attributes "
                              f"(kind {self.kind!r}, bytes={self.bytes!r})")
         check_text(f"attribute {self.name!r}: doc", self.doc)
         if self.kind == "string" and isinstance(self.default, str):

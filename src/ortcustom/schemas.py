@@ -62,6 +62,8 @@ def _infer(op: Op):
                     None if a.required else normalize(a, a.default))
                 if a.kind == "string" and isinstance(value, bytes) and not a.bytes:
                     value = text_of(value)  # as a kernel gets it: text, or bytes when it asks
+                if a.kind == "strings" and got is not None:
+                    value = tuple(v if a.bytes else text_of(v) for v in value)
                 out[a.name] = value
             return out
 
