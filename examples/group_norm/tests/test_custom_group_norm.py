@@ -94,3 +94,12 @@ def test_export_to_mydomain_mygroupnorm(dynamo):
     want = Model()(*args)
     assert torch.equal(torch.from_numpy(got), want)
     torch.testing.assert_close(want, expected(*args, EPS) * 2, rtol=1e-6, atol=1e-6)
+
+
+def test_info_lists_the_installed_domain():
+    """The package declares its domain (entry point group ortcustom.domains): `info` lists its op."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "ortcustom", "info"], capture_output=True, text=True, check=True).stdout
+    assert "mydomain" in out and "mygroupnorm" in out and "custom_group_norm" in out
