@@ -34,6 +34,8 @@ const uint32_t kOpVersion = ORTCUSTOM_ORT_API_VERSION;
 
 const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is given none)
 const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
+const OrtApi* g_api25 = nullptr;   // its API-25 table (strings attributes), NULL before ORT 1.25
+const char* g_ort_version = "";    // for messages
 oc_glue_hooks g_hooks = {nullptr, nullptr, nullptr};
 
 // Standard layout (ORT hands callbacks &op, the first member). Made once per (def, row, provider)
@@ -240,7 +242,7 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
                                                     node_input_types(api, info, def).c_str(), def->name,
                                                     def->accepted ? def->accepted : "other types")));
     std::string err;
-    if (!read_attrs(api, info, def, &k->attrs, &err)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
+    if (!read_attrs(api, info, def, &k->attrs, &err, g_api25, g_ort_version)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
     auto host_error = [&](int rc, char* msg, const char* otherwise) {
       std::string m = msg ? msg : otherwise;
       free(msg);
@@ -859,6 +861,9 @@ extern "C" OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtA
     g_api = api;
     if (g_api18 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_OPTIONAL))
       g_api18 = base->GetApi(ORTCUSTOM_ORT_API_OPTIONAL);  // an older ORT would print an error
+    if (g_api25 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_STRINGS))
+      g_api25 = base->GetApi(ORTCUSTOM_ORT_API_STRINGS);
+    g_ort_version = base->GetVersionString();
     if (g_registry.api == nullptr) g_registry.api = api;
     // First what may be refused, so that a refusal adds nothing.
     std::vector<std::string> records(n_domains);
