@@ -311,6 +311,8 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         allowed = op.types.get(d.type)
         if x.type is None or (x.type not in allowed if allowed else x.type != d.type):
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed or (d.type,))}")
+        if d.variadic and not d.homogeneous:
+            continue  # each tensor of a type of its own (checked above): it binds no constraint, as in ORT
         if allowed and binding.setdefault(d.type, x.type) != x.type:
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
                             f"{numpy_dtype(binding[d.type])} from an earlier input")

@@ -45,7 +45,9 @@ MAX_TYPE_BINDINGS = 100_000
 @dataclass(frozen=True)
 class Input:
     """An input: `type` is a type-constraint name of the op or an element type name (ONNX's "float"
-    or NumPy's "float32": the op keeps ONNX's)."""
+    or NumPy's "float32": the op keeps ONNX's). A variadic one with `homogeneous=False` takes tensors
+    of different types, each any of its constraint's (it binds no constraint); the kernel sees each
+    tensor's own type."""
 
     name: str
     type: str
@@ -77,6 +79,9 @@ class Output:
 
     def __post_init__(self):
         check_name("output", self.name)
+        if not self.homogeneous:  # its tensors' types would be the node's, which no kernel is told
+            raise ValueError(f"output {self.name!r}: homogeneous=False (tensors of different element types) is for "
+                             f"variadic inputs only: an output's element type comes from the node's type binding")
         if callable(self.shape):
             try:
                 sig = inspect.signature(self.shape)

@@ -24,3 +24,9 @@ OTHER = [Domain("test.scale").add(scale("scale3", name="Triple"))]  # test.scale
 # op names that are no identifiers, one kernel each (ONNX takes any text as an op_type)
 ODD_NAMES = ("String-Split", "my.op", 'say "hi"\\? \u00f6 \U0001f600')
 NAMES = [Domain("test.names").add(*(scale(k, name=n) for k, n in zip(("scale2", "scale3", "scale2"), ODD_NAMES)))]
+
+# a heterogeneous variadic input: each tensor any of T's types, independently
+MIXED = ("float", "int64", "double")
+DTYPES = Op("Dtypes", [Input("xs", "T", variadic=True, homogeneous=False)], [Output("Y", "float")],
+            types={"T": MIXED}, native="registration_ops:dtypes")
+HETEROGENEOUS = [Domain("test.heterogeneous").add(DTYPES)]

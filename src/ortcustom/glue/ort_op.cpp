@@ -193,11 +193,25 @@ std::vector<int32_t> node_types(const OrtApi* api, const OrtKernelInfo* info) {
   return out;
 }
 
+// Whether some binding has `type` (or any type) in column j: what each tensor of a
+// heterogeneous variadic input may be, independently of the others.
+bool column_takes(const oc_op_def* def, int32_t j, int32_t type) {
+  const int32_t width = def->n_inputs + def->n_outputs;
+  for (int32_t b = 0; b < def->n_bindings; ++b) {
+    const int32_t t = def->bindings[(size_t)b * width + j];
+    if (t == 0 || t == type) return true;
+  }
+  return false;
+}
+
 // The first binding (row of def->bindings) that the node's input types and the ORT op's fixed
 // types agree with; nullptr: none (the op does not take these types). Once per node.
 const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) {
   const oc_op_def* def = g->def;
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
+  if (n_in > 0 && def->inputs[n_in - 1].kind == OC_IO_VARIADIC && !def->inputs[n_in - 1].homogeneous)
+    for (size_t i = (size_t)n_in - 1; i < types.size(); ++i)  // ORT checks none of them (its type is "any")
+      if (types[i] != 0 && !column_takes(def, n_in - 1, types[i])) return nullptr;
   for (int32_t b = 0; b < def->n_bindings; ++b) {
     const int32_t* r = def->bindings + (size_t)b * width;
     bool ok = true;
