@@ -95,3 +95,11 @@ def test_an_svd_node_without_the_mapping_is_not_produced():
     with warnings.catch_warnings(), pytest.raises(Exception):
         warnings.simplefilter("ignore")
         oe.export(SvdModel(), (a,), dynamo=False, ops=["cholesky"])
+
+
+def test_more_results_than_outputs_is_refused():
+    import ortcustom.export as oe
+
+    with pytest.raises(ValueError, match=r"aten::linalg_svd returns \(Tensor, Tensor, Tensor\); .*at most one per "
+                                         r"output of Svdvals \(1\)"):
+        oe.map_op("aten::linalg_svd", Svdvals, domain="ortcustom", args=("A", None, None))
