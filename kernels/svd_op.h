@@ -13,11 +13,11 @@ using SvdvalsSpec = ortcustom::spec::svdvals;
 static_assert((int)SvdSpec::in::A == (int)SvdvalsSpec::in::A, "one input index");
 
 struct SvdArgs {
-  const void* a;
-  void *u, *s, *vh;  // nullptr: not used by the node (or empty); u and vh always nullptr for Svdvals
-  int64_t batch, m, n, k;
-  int64_t ucols, vrows;  // U is (m, ucols), Vh (vrows, n): full_matrices' m and n, else k
-  bool full;
+  const void* a = nullptr;
+  void *u = nullptr, *s = nullptr, *vh = nullptr;  // nullptr: not used by the node (or empty); Svdvals: no u, vh
+  int64_t batch = 0, m = 0, n = 0, k = 0;
+  int64_t ucols = 0, vrows = 0;  // U is (m, ucols), Vh (vrows, n): full_matrices' m and n, else k
+  bool full = false;
 };
 
 // Checks A is (..., M, N) and allocates the outputs (Svd: U, S, Vh; Svdvals: S) with torch's shapes.
