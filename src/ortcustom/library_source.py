@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
@@ -27,7 +26,13 @@ from .types import ATTR_KINDS
 
 
 def _c(s: str) -> str:
-    return json.dumps(s, ensure_ascii=True)  # a valid C string literal for any text
+    """A C string literal of s's UTF-8 bytes, any text (an op named "String-Split", "say \"hi\"" or
+    an emoji): bytes outside printable ASCII as 3-digit octal escapes (a universal character name
+    cannot spell a character beyond U+FFFF as JSON's surrogate pairs do; a hex escape runs on)."""
+    def byte(b: int) -> str:
+        return "\\" + chr(b) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
+
+    return '"' + "".join(byte(b) for b in s.encode("utf-8")) + '"'
 
 
 def c_attr_kind(kind: str) -> str:

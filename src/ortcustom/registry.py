@@ -242,9 +242,8 @@ class Op:
     torch_args: Sequence[str] | None = None
 
     def __post_init__(self):
-        n = self.name
-        if not isinstance(n, str) or not n.isidentifier():
-            raise ValueError(f"op name must be an identifier, got {n!r}")
+        n = self.name  # ONNX takes any op_type ("String-Split", "my.op"): it is never an identifier here
+        check_name("op", n)
         try:
             check_text("doc", self.doc)
         except ValueError as e:
