@@ -7,7 +7,7 @@
 // vectors one side's singular vectors, the short vectors the other side's. Accurate (high relative
 // accuracy for each singular value), simple, and fast for small matrices; a sweep costs about
 // 5 k^2 L flops and a matrix takes ~5-10 sweeps, so for large ones it is slower than LAPACK's
-// bidiagonalization (see benchmarks/RESULTS.md). The matrix is first scaled by a power of two so
+// bidiagonalization (benchmarks/svd_cases.py). The matrix is first scaled by a power of two so
 // its largest entry is in [0.5, 1) (the squared norms neither overflow nor underflow), and a
 // matrix holding a NaN or an infinity is reported, not iterated. Long vectors of (relatively)
 // zero singular values and full_matrices' extra ones are an orthonormal completion: Q e_c for the
