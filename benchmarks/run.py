@@ -138,7 +138,9 @@ def format_peak(results, peak: dict[int, float]) -> list[str]:
 
 
 def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:
-    """Rows for one case: {key, label, time, note, info}."""
+    """Rows for one case: {key, label, time (median), spread (slowest / fastest rep), note, info}."""
+    import numpy as np
+
     rows, impls = [], []
     ref = None
     for key in C.IMPLS[case.group]:
@@ -156,9 +158,11 @@ def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: floa
             row["note"] = f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:150]}"
             errors.append(f"{case.key} / {key}: {e!r}")
     del ref
-    times = C.measure(impls, reps, warmup, min_time, settle) if impls else {}
+    samples = C.measure(impls, reps, warmup, min_time, settle) if impls else {}
     for row in rows:
-        row["time"] = times.get(row["key"])
+        got = samples.get(row["key"])
+        row["time"] = float(np.median(got)) if got else None
+        row["spread"] = max(got) / min(got) if got and min(got) > 0 else None
     del impls
     return rows
 
@@ -195,7 +199,7 @@ def evaluate(case: C.Case, r: dict[str, float], quick: bool) -> list[tuple[C.Goa
 def format_table(results) -> list[str]:
     lines = []
     w = max([len(c.key) for c, _, _ in results] + [20])
-    hdr = f"{'case':{w}}  {'impl':32} {'median':>11}  {'ours/impl':>9}  note"
+    hdr = f"{'case':{w}}  {'impl':32} {'median':>11}  {'ours/impl':>9}  {'spread':>6}  note"
     lines += [hdr, "-" * len(hdr)]
     for case, rows, r in results:
         best_key = None
@@ -211,8 +215,9 @@ def format_table(results) -> list[str]:
             else:
                 rat = f"{r[key]:.2f}" if key in r else "-"
             note = row["note"] or ("fastest peer" if key == best_key else "")
+            spread = f"{row['spread']:.2f}" if row.get("spread") else "-"
             lines.append(f"{case.key if i == 0 else '':{w}}  {row['label']:32} {_fmt_time(row['time']):>11}  "
-                         f"{rat:>9}  {note}")
+                         f"{rat:>9}  {spread:>6}  {note}")
         lines.append("")
     return lines
 
@@ -314,6 +319,7 @@ def main(argv=None) -> int:
     emit(f"mode: {'quick' if a.quick else 'full'}; median of {reps} rep(s) after {warmup} warm-up run(s), each rep "
          f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
          f"pause before each (lets the last impl's spinning thread pools go idle)")
+    emit("spread = slowest / fastest rep of an impl (issue 30's stability goal: <= 1.2)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()

@@ -111,4 +111,5 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "Fraction of the FMA peak" in text
         assert "inverse 1x64 float32" in text.split("Fraction of the FMA peak")[1]
         assert "% of peak" in text
+        assert "spread = slowest / fastest rep" in text and "spread  note" in text
     assert list(run._sections(res.read_text())) == [info["kind"]]

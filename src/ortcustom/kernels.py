@@ -361,11 +361,14 @@ def _checked_attr(op: Op, a, value):
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
     except InvalidAttribute as e:
         raise InvalidAttribute(f"{op.name}: {e}") from None
-    if isinstance(v, str):
-        try:
-            check_text("the value", v)  # the kernel gets it as UTF-8
-        except ValueError as e:
-            raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
+    except ValueError as e:  # bytes that are not text (registry.NotText), ...
+        raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
+    for text in (v,) if isinstance(v, str) else v if a.kind == "strings" else ():
+        if isinstance(text, str):
+            try:
+                check_text("the value", text)  # the kernel gets it as UTF-8
+            except ValueError as e:
+                raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
     return v
 
 
