@@ -590,10 +590,11 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
 
 
 from . import (cholesky_cases, contrib_group_norm, searchsorted_cases, solve_triangular_cases,  # noqa: E402
-               torch_op_cases)  # (after Case, Goal, Impl)
+               svd_cases, torch_op_cases)  # (after Case, Goal, Impl)
 
 _add_groups(contrib_group_norm)
 _add_groups(torch_op_cases)
 _add_groups(searchsorted_cases)
 _add_groups(cholesky_cases)
 _add_groups(solve_triangular_cases)
+_add_groups(svd_cases)

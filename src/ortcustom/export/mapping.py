@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted, SolveTriangular, library_domains
+from ..ops import ALL as BUILTIN_OPS, Cholesky, GroupNorm, Inverse, SearchSorted, SolveTriangular, Svd, Svdvals, library_domains
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
@@ -145,9 +145,10 @@ class OpMapping:
     def _bind(self, ov) -> tuple[Binding, ...]:
         op, schema = self.op, ov._schema
         torch_args = list(schema.arguments)
-        if len(schema.returns) != 1 or schema.returns[0].type.kind() != "TensorType":
+        if not 1 <= len(schema.returns) <= len(op.outputs) or any(r.type.kind() != "TensorType" for r in schema.returns):
             returns = ", ".join(str(r.type) for r in schema.returns)
-            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops with one Tensor result")
+            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops whose results are Tensors, "
+                             f"at most one per output of {op.name} ({len(op.outputs)})")
         targets = self.args
         if targets is None:
             targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
@@ -261,12 +262,22 @@ def solve_triangular(domain: str | None = None) -> OpMapping:
                      domain or DEFAULT_DOMAINS["SolveTriangular"], args=("A", "B", "upper", "left", "unitriangular"))
 
 
-BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
-           "solve_triangular": solve_triangular}
-"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky", "solve_triangular"."""
+def svd(domain: str | None = None) -> OpMapping:
+    """aten::linalg_svd (torch.linalg.svd; full_matrices; driver, a CUDA-only choice, dropped) -> Svd."""
+    return OpMapping("aten::linalg_svd", Svd, domain or DEFAULT_DOMAINS["Svd"], args=("A", "full_matrices", None))
 
-GROUPS = {"linalg": ("inverse", "cholesky", "solve_triangular")}
+
+def svdvals(domain: str | None = None) -> OpMapping:
+    """aten::linalg_svdvals (torch.linalg.svdvals; driver dropped) -> Svdvals."""
+    return OpMapping("aten::linalg_svdvals", Svdvals, domain or DEFAULT_DOMAINS["Svdvals"], args=("A", None))
+
+
+BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
+           "solve_triangular": solve_triangular, "svd": svd, "svdvals": svdvals}
+"""The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
+"searchsorted", "cholesky", "solve_triangular", "svd", "svdvals"."""
+
+GROUPS = {"linalg": ("inverse", "cholesky", "solve_triangular", "svd", "svdvals")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

@@ -67,26 +67,29 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
         if missing:
             raise ValueError(f"exporting {overload._schema.name} as {qualified}: no value for {missing}")
         node_inputs = [v if v is not None else h._optional_input_placeholder_tensor(g) for v in inputs]
-        out = g.op(qualified, *node_inputs, outputs=1, **attrs)
-        out_type = _output_type(op, inputs)
-        if out_type is not None:
-            out.setType(out_type)
-        return out
+        count = len(overload._schema.returns)  # the node's outputs: the torch op's results, in order
+        outs = g.op(qualified, *node_inputs, outputs=count, **attrs)
+        outs = (outs,) if count == 1 else tuple(outs)
+        for i, out in enumerate(outs):
+            out_type = _output_type(op, inputs, i)
+            if out_type is not None:
+                out.setType(out_type)
+        return outs[0] if count == 1 else outs
 
     fn.__name__ = f"symbolic_{mapping.name}"
     fn.__qualname__ = fn.__name__
     return fn
 
 
-def _output_type(op, inputs):
-    """The TorchScript type of op's (first) output: the shape of its `shape=` input, the element
+def _output_type(op, inputs, index=0):
+    """The TorchScript type of op's output `index`: the shape of its `shape=` input, the element
     type its declaration gives (a fixed type, or its constraint's binding from the inputs of that
     constraint, or the constraint's only type); a type left out (None, or no dtype) is inferred by
     ONNX/ORT from the op's schema, where a wrong one would make ORT refuse the model."""
     def _torch_dtype(name):
         return getattr(torch, element_type(name).torch, None)
 
-    o = op.outputs[0]
+    o = op.outputs[index]
     if o.type not in op.types:
         dtype = _torch_dtype(o.type)
     elif len(op.types[o.type]) == 1:

@@ -7,8 +7,9 @@ from .group_norm import GroupNorm
 from .inverse import Inverse
 from .searchsorted import SearchSorted
 from .solve_triangular import SolveTriangular
+from .svd import Svd, Svdvals
 
-ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Svd, Svdvals)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
