@@ -563,8 +563,9 @@ def _time(impl: Impl, loops: int) -> float:
 
 
 def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.01,
-            settle: float = 0.15) -> dict[str, float]:
-    """Median seconds per run of each impl: `warmup` runs, then each rep runs an impl `loops` times
+            settle: float = 0.15) -> dict[str, list[float]]:
+    """Seconds per run of each impl, one sample per rep (the runner prints their median and the
+    slowest / fastest: the spread, whether the time is stable within one process): `warmup` runs, then each rep runs an impl `loops` times
     (enough for `min_time`) and divides; reps are interleaved across impls (rotating the order) so
     that drift in the machine hits all of them alike.
 
@@ -585,11 +586,11 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
         for im in impls[k:] + impls[:k]:
             time.sleep(settle)
             samples[im.key].append(_time(im, loops[im.key]) / loops[im.key])
-    return {key: float(np.median(s)) for key, s in samples.items()}
+    return samples
 
 
 from . import (cholesky_cases, contrib_group_norm, searchsorted_cases, solve_cases,  # noqa: E402
-               solve_triangular_cases, torch_op_cases)  # (after Case, Goal, Impl)
+               solve_triangular_cases, svd_cases, torch_op_cases)  # (after Case, Goal, Impl)
 
 _add_groups(contrib_group_norm)
 _add_groups(torch_op_cases)
@@ -597,3 +598,4 @@ _add_groups(searchsorted_cases)
 _add_groups(cholesky_cases)
 _add_groups(solve_triangular_cases)
 _add_groups(solve_cases)
+_add_groups(svd_cases)

@@ -2,7 +2,7 @@
 repetitions after warm-up; a table of times and ratios (ours / peer) and the goals; a PNG of ratios.
 
     python -m benchmarks              # full sizes; prints; plot to a temp dir
-    python -m benchmarks --full       # full sizes; also writes benchmarks/RESULTS.md and ratios.png
+    python -m benchmarks --full       # full sizes; also writes this CPU's section of benchmarks/RESULTS.md and its ratios-<cpu>.png
     python -m benchmarks --quick      # tiny sizes, 1 rep: seconds (CI keeps the suite alive with it)
     python -m benchmarks --cuda       # adds the GPU cases (skipped, with the reason, when they cannot run)
 
@@ -27,6 +27,7 @@ if __package__ in (None, ""):  # python benchmarks/run.py
     __package__ = "benchmarks"
 
 from . import _common as C  # noqa: E402  (sets the BLAS thread env vars before NumPy, if needed)
+from . import machine  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -49,17 +50,6 @@ def _git(*args: str) -> str:
         return ""
 
 
-def _cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
 def _gpu() -> str:
     try:
         out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
@@ -79,7 +69,7 @@ def _version(mod: str) -> str:
         return "not installed"
 
 
-def environment() -> list[tuple[str, str]]:
+def environment(cpu: dict, peak: dict) -> list[tuple[str, str]]:
     import numpy as np
 
     import ortcustom
@@ -99,8 +89,11 @@ def environment() -> list[tuple[str, str]]:
     affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return [
         ("date", datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")),
-        ("machine", f"{_cpu_model()}; nproc {affinity} (os.cpu_count {os.cpu_count()}); {platform.machine()}, "
-                    f"{platform.system()} {platform.release()}"),
+        ("CPU", machine.cpu_line(cpu)),
+        ("machine", f"nproc {affinity} (os.cpu_count {os.cpu_count()}); {platform.machine()}, "
+                    f"{platform.system()} {platform.release()}; load average {_loadavg()}"),
+        ("FMA peak", f"float32, measured now with the kernels' {cpu['isa']} loop: {peak[1] / 1e9:.0f} GFLOP/s on 1 thread, "
+                     f"{peak[C.THREADS] / 1e9:.0f} on {C.THREADS}"),
         ("GPU", _gpu()),
         ("commit", f"{head or '?'}{dirty}"),
         ("versions", f"ortcustom {ortcustom.__version__} (CUDA build: {ortcustom.build_info()['cuda']}), "
@@ -115,8 +108,39 @@ def environment() -> list[tuple[str, str]]:
     ]
 
 
+def _loadavg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "?"
+
+
+def measure_peak() -> dict[int, float]:
+    """flop/s of the FMA loop on 1 thread and on C.THREADS threads (the threads every case gets)."""
+    return {1: machine.fma_peak(1), C.THREADS: machine.fma_peak(C.THREADS)}
+
+
+def format_peak(results, peak: dict[int, float]) -> list[str]:
+    """Achieved GFLOP/s and fraction of the measured FMA peak of each single-matrix float32 inverse
+    (2 n^3 flops), ours and every peer that ran."""
+    lines = [f"Fraction of the FMA peak ({peak[C.THREADS] / 1e9:.0f} GFLOP/s on {C.THREADS} threads, measured "
+             f"in this run; an n x n inverse counted as 2 n^3 flops)", ""]
+    for case, rows, _ in results:
+        if not case.group == "inverse" or case.dtype != "float32" or case.shape[0] != 1:
+            continue
+        n = case.shape[1]
+        for row in rows:
+            if row["time"]:
+                g = machine.inverse_flops(n) / row["time"]
+                lines.append(f"  {case.key:34} {row['label']:32} {g / 1e9:7.1f} GFLOP/s  "
+                             f"{100 * g / peak[C.THREADS]:5.1f}% of peak")
+    return lines + [""]
+
+
 def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:
-    """Rows for one case: {key, label, time, note, info}."""
+    """Rows for one case: {key, label, time (median), spread (slowest / fastest rep), note, info}."""
+    import numpy as np
+
     rows, impls = [], []
     ref = None
     for key in C.IMPLS[case.group]:
@@ -134,9 +158,11 @@ def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: floa
             row["note"] = f"ERROR {type(e).__name__}: {str(e).splitlines()[0][:150]}"
             errors.append(f"{case.key} / {key}: {e!r}")
     del ref
-    times = C.measure(impls, reps, warmup, min_time, settle) if impls else {}
+    samples = C.measure(impls, reps, warmup, min_time, settle) if impls else {}
     for row in rows:
-        row["time"] = times.get(row["key"])
+        got = samples.get(row["key"])
+        row["time"] = float(np.median(got)) if got else None
+        row["spread"] = max(got) / min(got) if got and min(got) > 0 else None
     del impls
     return rows
 
@@ -173,7 +199,7 @@ def evaluate(case: C.Case, r: dict[str, float], quick: bool) -> list[tuple[C.Goa
 def format_table(results) -> list[str]:
     lines = []
     w = max([len(c.key) for c, _, _ in results] + [20])
-    hdr = f"{'case':{w}}  {'impl':32} {'median':>11}  {'ours/impl':>9}  note"
+    hdr = f"{'case':{w}}  {'impl':32} {'median':>11}  {'ours/impl':>9}  {'spread':>6}  note"
     lines += [hdr, "-" * len(hdr)]
     for case, rows, r in results:
         best_key = None
@@ -189,8 +215,9 @@ def format_table(results) -> list[str]:
             else:
                 rat = f"{r[key]:.2f}" if key in r else "-"
             note = row["note"] or ("fastest peer" if key == best_key else "")
+            spread = f"{row['spread']:.2f}" if row.get("spread") else "-"
             lines.append(f"{case.key if i == 0 else '':{w}}  {row['label']:32} {_fmt_time(row['time']):>11}  "
-                         f"{rat:>9}  {note}")
+                         f"{rat:>9}  {spread:>6}  {note}")
         lines.append("")
     return lines
 
@@ -265,9 +292,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.split("\n\n")[0])
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--quick", action="store_true", help="tiny sizes, 1 rep (seconds)")
-    mode.add_argument("--full", action="store_true", help="full sizes; write RESULTS.md and ratios.png next to it")
+    mode.add_argument("--full", action="store_true", help="full sizes; write this CPU's section of RESULTS.md and its ratios-<cpu>.png")
     p.add_argument("--cuda", action="store_true", help="also the GPU cases (skipped with the reason if impossible)")
-    p.add_argument("--plot", help="PNG path (default: benchmarks/ratios.png with --full, else a temp dir)")
+    p.add_argument("--plot", help="PNG path (default: benchmarks/ratios-<cpu kind>.png with --full, else a temp dir)")
     p.add_argument("--results", help="Markdown path for the run (default: benchmarks/RESULTS.md with --full)")
     p.add_argument("--reps", type=int, help="repetitions per impl after warm-up (default 15; --quick 1)")
     p.add_argument("--only", help="comma-separated groups: inverse,group_norm,contrib_group_norm,torch_op_inverse,"
@@ -284,12 +311,15 @@ def main(argv=None) -> int:
         print(line, flush=True)
         out.append(line)
 
-    env = environment()
+    cpu = machine.cpu_info()
+    peak = measure_peak()
+    env = environment(cpu, peak)
     for k, v in env:
         emit(f"{k}: {v}")
     emit(f"mode: {'quick' if a.quick else 'full'}; median of {reps} rep(s) after {warmup} warm-up run(s), each rep "
          f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
          f"pause before each (lets the last impl's spinning thread pools go idle)")
+    emit("spread = slowest / fastest rep of an impl (issue 30's stability goal: <= 1.2)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()
@@ -315,6 +345,8 @@ def main(argv=None) -> int:
     elif not a.cuda:
         emit("GPU cases: not run (give --cuda)")
         emit()
+    for line in format_peak(results, peak):
+        emit(line)
     goal_lines, met, total = format_goals(results, a.quick)
     for line in goal_lines:
         emit(line)
@@ -326,14 +358,18 @@ def main(argv=None) -> int:
 
         python_ops.main(0.05 if a.quick else 1.0)
 
-    plot_path = a.plot or (os.path.join(HERE, "ratios.png") if a.full else
+    plot_path = a.plot or (os.path.join(HERE, plot_name(cpu["kind"])) if a.full else
                            os.path.join(tempfile.mkdtemp(prefix="ortcustom-bench-"), "ratios.png"))
     title = f"ortcustom: ours / peer ({'quick' if a.quick else 'full'}, {dict(env)['date']})"
-    plot(results, plot_path, title)
-    print(f"plot: {plot_path}")
+    try:
+        plot(results, plot_path, title)
+        print(f"plot: {plot_path}")
+    except ImportError:  # matplotlib is in the bench extra: the tables are the results
+        plot_path = None
+        print("plot: none (no matplotlib; pip install '.[bench]')")
     results_path = a.results or (os.path.join(HERE, "RESULTS.md") if a.full else None)
     if results_path:
-        write_results(results_path, plot_path, out, a)
+        write_results(results_path, plot_path, out, cpu["kind"])
         print(f"results: {results_path}")
     if errors:
         print("ERRORS:", *errors, sep="\n  ", file=sys.stderr)
@@ -341,16 +377,41 @@ def main(argv=None) -> int:
     return 0
 
 
-def write_results(path: str, plot_path: str, lines: list[str], a) -> None:
+_HEAD = ("# Benchmark results\n\n"
+         "One section per CPU kind: the last full run of the plain runner (`benchmarks/run.py`) on that kind, "
+         "pasted as it printed; not edited. A run replaces only its own CPU's section. Regenerate with "
+         "`python -m benchmarks --full` (from the repository root). A ratio compares impls run in one "
+         "process on one machine: compare across sections only through the fractions of the FMA peak.\n")
+
+
+def _sections(text: str) -> dict[str, str]:
+    """The per-CPU sections of a RESULTS.md ({kind: text, from its heading on}), in file order."""
+    out: dict[str, str] = {}
+    parts = text.split("\n## ")
+    for part in parts[1:]:
+        kind = part.split("\n", 1)[0].strip()
+        out[kind] = "## " + part.rstrip() + "\n"
+    return out
+
+
+def plot_name(kind: str) -> str:
+    """The PNG of a CPU kind's section: ratios-amd-epyc-zen-4.png."""
+    return "ratios-" + "-".join("".join(ch if ch.isalnum() else " " for ch in kind.lower()).split()) + ".png"
+
+
+def write_results(path: str, plot_path: str | None, lines: list[str], kind: str) -> None:
+    """Writes this run as the section of CPU `kind` in `path`, keeping the other CPUs' sections."""
     cmd = "python -m benchmarks " + " ".join(sys.argv[1:]) if sys.argv[1:] else "python -m benchmarks"
-    rel = os.path.relpath(plot_path, os.path.dirname(os.path.abspath(path)))
+    rel = os.path.relpath(plot_path, os.path.dirname(os.path.abspath(path))) if plot_path else None
+    try:
+        with open(path) as f:
+            sections = _sections(f.read())
+    except FileNotFoundError:
+        sections = {}
+    sections[kind] = (f"## {kind}\n\nCommand: `{cmd}`\n\n```text\n" + "\n".join(lines).rstrip() + "\n```\n"
+                      + (f"\n![ours / peer ratios]({rel})\n" if rel else ""))
     with open(path, "w") as f:
-        f.write("# Benchmark results\n\n")
-        f.write("The last full run of the plain runner (`benchmarks/run.py`), pasted as it printed; not edited. "
-                "Regenerate with `python -m benchmarks --full` (from the repository root).\n\n")
-        f.write(f"Command: `{cmd}`\n\n")
-        f.write("```text\n" + "\n".join(lines).rstrip() + "\n```\n\n")
-        f.write(f"![ours / peer ratios]({rel})\n")
+        f.write(_HEAD + "".join("\n" + sec for sec in sections.values()))
 
 
 if __name__ == "__main__":

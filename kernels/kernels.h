@@ -33,6 +33,9 @@ extern const oc_parallel oc_serial;
    environment variable ORTCUSTOM_ISA=baseline|avx2|avx512 (ORTCUSTOM_NO_AVX2, any value: baseline),
    read once per process. */
 const char* oc_cpu_isa(void);
+/* `iterations` rounds of a float32 multiply-add loop at the FMA units' throughput, with the pass
+   oc_cpu_isa names; returns the flops done (fma_peak.cpp). */
+double oc_fma_loop(int64_t iterations);
 
 /* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch
    memory of the blocked path (n > 16: about (n + 130) * n elements per matrix in flight, a padded

@@ -10,6 +10,11 @@ extern "C" {
 // The instruction set the CPU kernels run with here (oc_cpu_isa).
 OC_EXPORT const char* ortcustom_info_cpu_isa(void) { return oc_cpu_isa(); }
 
+// Runs `iterations` rounds of the float32 multiply-add loop of the kernels' instruction set on the
+// calling thread; returns the flops done (the benchmark runner times it on 1 and on all threads
+// for the machine's peak).
+OC_EXPORT double ortcustom_info_fma_loop(int64_t iterations) { return oc_fma_loop(iterations); }
+
 // Whether the CUDA kernels were compiled in.
 OC_EXPORT int ortcustom_info_cuda_built(void) { return ORTCUSTOM_CUDA; }
 

@@ -12,7 +12,7 @@ from ortcustom.ops import Inverse
 
 
 @pytest.mark.parametrize("make, exc, match", [
-    (lambda: Op("1bad", [Input("X", "float")], [Output("Y", "float")], compute=abs), ValueError, "identifier"),
+    (lambda: Op("", [Input("X", "float")], [Output("Y", "float")], compute=abs), ValueError, "non-empty name"),
     (lambda: Op("A", [Input("X", "float")], [], compute=abs), ValueError, "at least one output"),
     (lambda: Op("A", [Input("X", "T")], [Output("Y", "T")], types={"T": []}, compute=abs), ValueError, "allows no type"),
     (lambda: Op("A", [Input("X", "float")], [Output("X", "float")], compute=abs), ValueError, "must be unique"),

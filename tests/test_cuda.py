@@ -11,7 +11,8 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx, SolveTriangular
+from ortcustom.ops import (Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx,
+                           SolveTriangular, Svd, Svdvals)
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -43,7 +44,7 @@ if not builtin_info("cuda_built"):
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
-                                           SolveTriangular, Solve, SolveEx, Slogdet)
+                                           SolveTriangular, Solve, SolveEx, Slogdet, Svd, Svdvals)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -243,6 +244,44 @@ def test_cholesky_on_gpu_info_and_nan_for_not_positive_definite():
     np.testing.assert_allclose(cp.asnumpy(l)[:2], kernels.cholesky(a[:2]), atol=1e-12)
     l = cp.asnumpy(kernels.cholesky(x))  # no error without a synchronization: NaN instead
     assert np.isnan(l[2:]).all() and np.isfinite(l[:2]).all()
+
+
+# ---- Svd, Svdvals ----------------------------------------------------------------------------
+
+def _run_all_bound(sess, x):
+    """Runs with A on the GPU and every output left there; returns them on the host."""
+    b = sess.io_binding()
+    b.bind_input("A", "cuda", 0, x.dtype, x.shape, x.data.ptr)
+    for o in sess.get_outputs():
+        b.bind_output(o.name, "cuda")
+    sess.run_with_iobinding(b)
+    return [o.numpy() for o in b.get_outputs()]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4096, 3, 3), (1024, 4, 4), (64, 8, 8), (8, 7, 3), (8, 3, 7), (2, 40, 40), (0, 3, 3),
+                                   (2, 0, 3)])
+@pytest.mark.parametrize("full", [1, 0])
+def test_svd_on_gpu(dtype, shape, full):
+    from test_svd import assert_svd
+
+    a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    sess = cuda_session(Svd, {"A": (a.dtype, list(shape))}, attrs={"full_matrices": full})
+    u, s, vh = _run_all_bound(sess, cp.asarray(a))
+    assert_svd(a, u, s, vh, full)
+    vals = cuda_session(Svdvals, {"A": (a.dtype, list(shape))})
+    np.testing.assert_allclose(_run_all_bound(vals, cp.asarray(a))[0], s, rtol=0,
+                               atol=16 * max(shape[-2:]) * np.finfo(dtype).eps * max(1.0, np.abs(s).max(initial=0)))
+
+
+def test_svd_on_gpu_nan_for_non_finite():
+    a = np.random.default_rng(0).standard_normal((4, 5, 5))
+    a[2, 1, 1] = np.nan
+    a[3, 0, 0] = np.inf
+    sess = cuda_session(Svd, {"A": (a.dtype, list(a.shape))})
+    u, s, vh = _run_all_bound(sess, cp.asarray(a))  # no error without a synchronization: NaN instead
+    assert np.isnan(s[2:]).all() and np.isnan(u[2:]).all() and np.isnan(vh[2:]).all()
+    np.testing.assert_allclose(s[:2], kernels.svdvals(a[:2]), atol=1e-12)
 
 
 # ---- SolveTriangular -------------------------------------------------------------------------

@@ -8,6 +8,7 @@ from libc.string cimport memcpy, memset
 
 import array
 
+from .registry import NotText, text_of
 from .types import ATTR_KINDS as _ATTR_KINDS
 
 _KIND_CODES = {k.name: k.code for k in _ATTR_KINDS.values()}  # = kernel.h's (tests/test_type_tables.py)
@@ -23,11 +24,21 @@ cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep)
         a.i = value
     elif kind == OC_ATTR_FLOAT:
         a.f = value
-    elif kind == OC_ATTR_STRING:
-        b = value.encode("utf-8")
+    elif kind == OC_ATTR_STRING:  # bytes (Attr(bytes=True)) exactly; text as UTF-8
+        b = value if isinstance(value, bytes) else value.encode("utf-8")
         keep.append(b)
         a.s = b
         a.count = len(b)
+    elif kind == OC_ATTR_STRINGS:  # each element's bytes exactly (kept alive in `keep`)
+        elems = [v if isinstance(v, bytes) else v.encode("utf-8") for v in value]
+        keep.append(elems)
+        ptrs = array.array("Q", [<size_t><const char*>b for b in elems])
+        lens = array.array("q", [len(b) for b in elems])
+        keep.append(ptrs)
+        keep.append(lens)
+        a.count = len(elems)
+        a.strings = <const char* const*><size_t>ptrs.buffer_info()[0]
+        a.lengths = <const int64_t*><size_t>lens.buffer_info()[0]
     else:
         buf = array.array("q" if kind == OC_ATTR_INTS else "f", value)
         keep.append(buf)
@@ -39,13 +50,19 @@ cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep)
     return 0
 
 
-cdef object attr_value(const oc_attr* a):
+cdef object attr_value(const oc_attr* a, bint raw):
+    """A's value as Python; a string's `count` bytes exactly (embedded NULs kept): bytes when `raw`
+    (Attr(bytes=True)), else text (registry.NotText when they are not UTF-8)."""
     if a.kind == OC_ATTR_INT:
         return a.i
     if a.kind == OC_ATTR_FLOAT:
         return a.f
     if a.kind == OC_ATTR_STRING:
-        return a.s[:a.count].decode("utf-8", "replace") if a.s != NULL else ""
+        b = a.s[:a.count] if a.s != NULL else b""
+        return b if raw else text_of(b)
+    if a.kind == OC_ATTR_STRINGS:
+        elems = [a.strings[j][:a.lengths[j]] for j in range(a.count)]
+        return tuple(elems) if raw else tuple([text_of(b) for b in elems])
     if a.kind == OC_ATTR_INTS:
         return tuple([a.ints[j] for j in range(a.count)])
     return tuple([a.floats[j] for j in range(a.count)])
@@ -53,7 +70,13 @@ cdef object attr_value(const oc_attr* a):
 
 cdef dict attrs_to_dict(op, const oc_attr* attrs):
     """The node's attributes (declaration order) as {name: value}."""
-    return {a.name: attr_value(&attrs[j]) for j, a in enumerate(op.attrs)}
+    out = {}
+    for j, a in enumerate(op.attrs):
+        try:
+            out[a.name] = attr_value(&attrs[j], a.bytes)
+        except NotText as e:
+            raise NotText(f"attribute {a.name}: the node's {e}") from None
+    return out
 
 
 cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** message) noexcept with gil:
@@ -61,7 +84,10 @@ cdef int check_attrs_hook(const oc_op_def* d, const oc_attr* attrs, char** messa
     from .registry import invalid
     op = (<OpDef>d.host_data).op
     try:
-        values = attrs_to_dict(op, attrs)
+        try:
+            values = attrs_to_dict(op, attrs)
+        except NotText as e:
+            return _message(message, str(e), OC_INVALID_ARGUMENT)
         for a in op.attrs:
             if a.check is not None:  # bounds and choices: the glue checked them already
                 try:

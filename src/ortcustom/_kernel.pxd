@@ -19,6 +19,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         OC_ATTR_STRING
         OC_ATTR_INTS
         OC_ATTR_FLOATS
+        OC_ATTR_STRINGS
 
     ctypedef struct oc_tensor:
         const void* data
@@ -38,6 +39,8 @@ cdef extern from "ortcustom/kernel.h" nogil:
         const char* s
         const int64_t* ints
         const float* floats
+        const char* const* strings
+        const int64_t* lengths
 
     ctypedef struct oc_attr_spec:
         const char* name

@@ -146,7 +146,11 @@ cdef int py_create(oc_context* ctx, void** state) noexcept nogil:
             n_in = len(op.inputs)
             out_dtypes = tuple([np.dtype(cnp.PyArray_DescrFromType(typenum_of(ctx.dtypes[n_in + j])))
                                 for j in range(len(op.outputs))])
-            st = (op, attrs_to_dict(op, ctx.attrs), out_dtypes, _make_plan(op))
+            try:
+                values = attrs_to_dict(op, ctx.attrs)
+            except NotText as e:
+                return _fail(ctx, OC_INVALID_ARGUMENT, str(e))
+            st = (op, values, out_dtypes, _make_plan(op))
             Py_INCREF(st)
             state[0] = <PyObject*>st
             return OC_OK

@@ -120,6 +120,8 @@ cdef int rule_shapes_hook(const oc_op_def* d, const OrtApi* api, const OrtKernel
         return OC_OK
     except ShapeRuleError as e:  # the glue names op and node
         return _message(message, e.detail, OC_FAIL)
+    except NotText as e:  # a string attribute's bytes, where the op asks for text
+        return _message(message, str(e), OC_INVALID_ARGUMENT)
     except BaseException as e:
         return _message(message, f"the shape rules could not be run: {exception_text(e)}", OC_FAIL)
 

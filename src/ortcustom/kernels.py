@@ -311,6 +311,8 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         allowed = op.types.get(d.type)
         if x.type is None or (x.type not in allowed if allowed else x.type != d.type):
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed or (d.type,))}")
+        if d.variadic and not d.homogeneous:
+            continue  # each tensor of a type of its own (checked above): it binds no constraint, as in ORT
         if allowed and binding.setdefault(d.type, x.type) != x.type:
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
                             f"{numpy_dtype(binding[d.type])} from an earlier input")
@@ -361,11 +363,14 @@ def _checked_attr(op: Op, a, value):
         raise TypeError(f"{op.name}: attribute {a.name}: {e}") from None
     except InvalidAttribute as e:
         raise InvalidAttribute(f"{op.name}: {e}") from None
-    if isinstance(v, str):
-        try:
-            check_text("the value", v)  # the kernel gets it as UTF-8
-        except ValueError as e:
-            raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
+    except ValueError as e:  # bytes that are not text (registry.NotText), ...
+        raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
+    for text in (v,) if isinstance(v, str) else v if a.kind == "strings" else ():
+        if isinstance(text, str):
+            try:
+                check_text("the value", text)  # the kernel gets it as UTF-8
+            except ValueError as e:
+                raise ValueError(f"{op.name}: attribute {a.name}: {e}") from None
     return v
 
 

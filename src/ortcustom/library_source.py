@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 
@@ -27,7 +26,13 @@ from .types import ATTR_KINDS
 
 
 def _c(s: str) -> str:
-    return json.dumps(s, ensure_ascii=True)  # a valid C string literal for any text
+    """A C string literal of s's UTF-8 bytes, any text (an op named "String-Split", "say \"hi\"" or
+    an emoji): bytes outside printable ASCII as 3-digit octal escapes (a universal character name
+    cannot spell a character beyond U+FFFF as JSON's surrogate pairs do; a hex escape runs on)."""
+    def byte(b: int) -> str:
+        return "\\" + chr(b) if chr(b) in '"\\?' else chr(b) if 32 <= b < 127 else f"\\{b:03o}"
+
+    return '"' + "".join(byte(b) for b in s.encode("utf-8")) + '"'
 
 
 def c_attr_kind(kind: str) -> str:
@@ -51,6 +56,7 @@ def _attr_value(tag: str, a) -> tuple[str, str]:
     """(extra declarations, the oc_attr initializer) of a's default (a: an op_table.AttrDef)."""
     value = a.default
     i, f, s, ints, floats, count, pre = 0, 0.0, "nullptr", "nullptr", "nullptr", 1, ""
+    strings, lengths = "nullptr", "nullptr"
     if value is None:
         pass
     elif a.kind == "int":
@@ -58,15 +64,32 @@ def _attr_value(tag: str, a) -> tuple[str, str]:
     elif a.kind == "float":
         f = value
     elif a.kind == "string":
-        s, count = _c(value), len(value.encode())
+        s, count = _c_bytes(value), len(_utf8(value))
+    elif a.kind == "strings":
+        elems = [_utf8(v) for v in value]
+        pre = (f"const char* const {tag}_s[] = {{{', '.join(_c_bytes(v) for v in value) or 'nullptr'}}};\n"
+               f"const int64_t {tag}_n[] = {{{', '.join(str(len(v)) for v in elems) or '0'}}};\n")
+        strings, lengths, count = f"{tag}_s", f"{tag}_n", len(elems)
     elif a.kind == "ints":
         pre = f"const int64_t {tag}[] = {{{', '.join(str(v) for v in value) or '0'}}};\n"
         ints, count = tag, len(value)
     else:
         pre = f"const float {tag}[] = {{{', '.join(repr(float(v)) + 'f' for v in value) or '0'}}};\n"
         floats, count = tag, len(value)
-    init = (f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}}}")
+    init = (f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}, {strings}, {lengths}}}")
     return pre, init
+
+
+def _utf8(value) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
+
+
+def _c_bytes(value) -> str:
+    """A C string literal of exactly value's bytes: text as JSON writes it (readable); bytes
+    (Attr(bytes=True)) as octal escapes (NULs, any byte; never greedy as a hex escape is)."""
+    if isinstance(value, str):
+        return _c(value)
+    return '"' + "".join(f"\\{c:03o}" for c in value) + '"'
 
 
 def _int_bounds(a) -> str:

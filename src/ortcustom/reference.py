@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from onnx.reference.op_run import OpRun
 
-from .registry import Domain, Op
+from .registry import Domain, Op, normalize
 
 
 def reference_op(op: Op, domain: str) -> type[OpRun]:
@@ -20,7 +20,9 @@ def reference_op(op: Op, domain: str) -> type[OpRun]:
         attrs = {}
         for a in op.attrs:
             value = getattr(self, a.name, None)
-            attrs[a.name] = value if value is not None else (None if a.required else a.default)
+            value = value if value is not None else (None if a.required else a.default)
+            # as a kernel gets it (onnx hands text; Attr(bytes=True) takes bytes)
+            attrs[a.name] = normalize(a, value) if value is not None and a.kind in ("string", "strings") else value
         # ReferenceEvaluator drops trailing absent inputs: pad them as None, like our kernels see them
         inputs = list(inputs) + [None] * max(0, len(op.inputs) - len(inputs))
         out = fn(*inputs, **attrs)

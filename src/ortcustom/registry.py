@@ -45,7 +45,9 @@ MAX_TYPE_BINDINGS = 100_000
 @dataclass(frozen=True)
 class Input:
     """An input: `type` is a type-constraint name of the op or an element type name (ONNX's "float"
-    or NumPy's "float32": the op keeps ONNX's)."""
+    or NumPy's "float32": the op keeps ONNX's). A variadic one with `homogeneous=False` takes tensors
+    of different types, each any of its constraint's (it binds no constraint); the kernel sees each
+    tensor's own type."""
 
     name: str
     type: str
@@ -77,6 +79,9 @@ class Output:
 
     def __post_init__(self):
         check_name("output", self.name)
+        if not self.homogeneous:  # its tensors' types would be the node's, which no kernel is told
+            raise ValueError(f"output {self.name!r}: homogeneous=False (tensors of different element types) is for "
+                             f"variadic inputs only: an output's element type comes from the node's type binding")
         if callable(self.shape):
             try:
                 sig = inspect.signature(self.shape)
@@ -96,7 +101,9 @@ class Output:
 class Attr:
     """An attribute. What a value must be: `min`/`max` (int and float attributes) and `choices`
     (int) are checked everywhere the op runs, its plain library included; `check(value)` (raises
-    ValueError with a message) is Python's, for what bounds cannot say."""
+    ValueError with a message) is Python's, for what bounds cannot say. A string attribute's value
+    is bytes in ONNX: kernels get it as `str` (UTF-8 text; other bytes refused, naming the
+    attribute), or, with `bytes=True`, as `bytes`, exactly as stored (a serialized model, a blob)."""
 
     name: str
     kind: str
@@ -106,9 +113,13 @@ class Attr:
     min: float | None = None
     max: float | None = None
     choices: Sequence[int] | None = None
+    bytes: bool = False  # a string attribute's value as bytes, not text
 
     def __post_init__(self):
         check_name("attribute", self.name)
+        if self.bytes is not False and (self.bytes is not True or self.kind not in ("string", "strings")):
+            raise ValueError(f"attribute {self.name!r}: bytes=True is for string and strings attributes "
+                             f"(kind {self.kind!r}, bytes={self.bytes!r})")
         check_text(f"attribute {self.name!r}: doc", self.doc)
         if self.kind == "string" and isinstance(self.default, str):
             check_text(f"attribute {self.name!r}: default", self.default)
@@ -242,9 +253,8 @@ class Op:
     torch_args: Sequence[str] | None = None
 
     def __post_init__(self):
-        n = self.name
-        if not isinstance(n, str) or not n.isidentifier():
-            raise ValueError(f"op name must be an identifier, got {n!r}")
+        n = self.name  # ONNX takes any op_type ("String-Split", "my.op"): it is never an identifier here
+        check_name("op", n)
         try:
             check_text("doc", self.doc)
         except ValueError as e:
@@ -367,13 +377,28 @@ def coerce_attr(attr: Attr, value):
     """The attribute's value as Python (int, float, str, tuple of int/float); TypeError if wrong."""
     kind = ATTR_KINDS[attr.kind]
     if not kind.is_list:
-        return _scalar(kind.name, value)
+        return _scalar(kind.name, value, attr.bytes)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"expected a sequence of {kind.element.name}s, got {value!r}")
-    return tuple(_scalar(kind.element.name, v) for v in value)
+    return tuple(_scalar(kind.element.name, v, attr.bytes) for v in value)
 
 
-def _scalar(kind: str, value):
+class NotText(ValueError):
+    """A string attribute's bytes that are not UTF-8 text, where the op asks for text."""
+
+
+def text_of(value: bytes) -> str:
+    """A string attribute's bytes as text; NotText (saying where, and how to take bytes) if they are
+    not UTF-8."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise NotText(f"value {value[:40]!r}{'...' if len(value) > 40 else ''} is not UTF-8 text "
+                      f"(byte 0x{value[e.start]:02x} at offset {e.start}); declare the attribute "
+                      f"with bytes=True to take bytes") from None
+
+
+def _scalar(kind: str, value, raw: bool = False):
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
             raise TypeError(f"expected an int, got {value!r}")
@@ -382,8 +407,17 @@ def _scalar(kind: str, value):
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"expected a float, got {value!r}")
         return float(value)
+    if isinstance(value, (bytearray, memoryview)):
+        value = bytes(value)
+    if raw:  # bytes kept exactly; text as its UTF-8
+        if isinstance(value, str):
+            check_text("the value", value)
+            return value.encode("utf-8")
+        if not isinstance(value, bytes):
+            raise TypeError(f"expected bytes (or a str), got {value!r}")
+        return value
     if isinstance(value, bytes):
-        value = value.decode()
+        value = text_of(value)
     if not isinstance(value, str):
         raise TypeError(f"expected a string, got {value!r}")
     return value

@@ -15,7 +15,7 @@ import onnx.reference  # noqa: F401  before ours are registered: its import inde
 from onnx import defs, helper
 
 from .inference import infer_outputs
-from .registry import Domain, Op, normalize
+from .registry import Domain, Op, normalize, text_of
 from .types import ATTR_KINDS
 
 _lock = threading.Lock()
@@ -58,8 +58,13 @@ def _infer(op: Op):
             out = {}
             for a in op.attrs:
                 got = ctx.get_attribute(a.name)
-                out[a.name] = helper.get_attribute_value(got) if got is not None else (
-                    None if a.required else a.default)
+                value = helper.get_attribute_value(got) if got is not None else (
+                    None if a.required else normalize(a, a.default))
+                if a.kind == "string" and isinstance(value, bytes) and not a.bytes:
+                    value = text_of(value)  # as a kernel gets it: text, or bytes when it asks
+                if a.kind == "strings" and got is not None:
+                    value = tuple(v if a.bytes else text_of(v) for v in value)
+                out[a.name] = value
             return out
 
         for i, (elem, shape) in enumerate(infer_outputs(op, types, shapes, attrs)):

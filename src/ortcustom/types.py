@@ -131,4 +131,5 @@ ATTR_KINDS: dict[str, AttrKind] = {k.name: k for k in (
     AttrKind("string", 3, "OC_ATTR_STRING", 3, str, "str", "s", "s"),
     AttrKind("ints", 4, "OC_ATTR_INTS", 7, int, "int[]", "i", "is", True),
     AttrKind("floats", 5, "OC_ATTR_FLOATS", 6, float, "float[]", "f", "fs", True),
+    AttrKind("strings", 6, "OC_ATTR_STRINGS", 8, str, "str[]", "s", "ss", True),
 )}

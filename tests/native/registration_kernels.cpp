@@ -1,6 +1,7 @@
 // Kernels of the plain libraries tests/plain_library.py builds for the registration tests
 // (declarations: registration_ops.py): Scale by 2 and by 3 (two versions of one op), and Pick,
-// which takes four inputs of any element type each and reports the binding it was given.
+// which takes four inputs of any element type each and reports the binding it was given, and
+// Dtypes (a heterogeneous variadic input).
 #include <string.h>
 
 #include "ortcustom/kernel.hpp"
@@ -38,8 +39,23 @@ int pick(oc::Context& ctx) {
   return OC_OK;
 }
 
+// Dtypes: Y (n,) float = each tensor's element type of the variadic xs, as the kernel sees it:
+// a heterogeneous variadic's tensors each have their own (oc_tensor.dtype).
+const char* const kXs[] = {"xs", nullptr};
+constexpr int32_t kAnyXs[][2] = {{OC_UNDEFINED, OC_FLOAT}};
+constexpr oc::Spec kDtypes = {kXs, kY, nullptr, OC_SIGNATURES(kAnyXs), nullptr};
+
+int dtypes(oc::Context& ctx) {
+  const int64_t shape[] = {ctx.n_inputs()};
+  float* y;
+  if (int rc = ctx.output(0, shape, 1, &y)) return rc;
+  for (int32_t j = 0; y != nullptr && j < ctx.n_inputs(); ++j) y[j] = (float)ctx.input(j).dtype;
+  return OC_OK;
+}
+
 }  // namespace
 
 OC_KERNEL(scale2, cpu, kScale, scale<2>)
 OC_KERNEL(scale3, cpu, kScale, scale<3>)
 OC_KERNEL(pick, cpu, kPick, pick)
+OC_KERNEL(dtypes, cpu, kDtypes, dtypes)

@@ -20,3 +20,13 @@ VERSIONS = [Domain("test.versions").add(OLD, NEW)]      # two versions of one op
 UNTIL = [Domain("test.until").add(scale("scale2", until=4))]  # one op with an end
 MAIN = [Domain("test.scale").add(scale("scale2")), Domain("test.any4").add(PICK)]
 OTHER = [Domain("test.scale").add(scale("scale3", name="Triple"))]  # test.scale again, other ops
+
+# op names that are no identifiers, one kernel each (ONNX takes any text as an op_type)
+ODD_NAMES = ("String-Split", "my.op", 'say "hi"\\? \u00f6 \U0001f600')
+NAMES = [Domain("test.names").add(*(scale(k, name=n) for k, n in zip(("scale2", "scale3", "scale2"), ODD_NAMES)))]
+
+# a heterogeneous variadic input: each tensor any of T's types, independently
+MIXED = ("float", "int64", "double")
+DTYPES = Op("Dtypes", [Input("xs", "T", variadic=True, homogeneous=False)], [Output("Y", "float")],
+            types={"T": MIXED}, native="registration_ops:dtypes")
+HETEROGENEOUS = [Domain("test.heterogeneous").add(DTYPES)]

@@ -16,7 +16,7 @@ import torch
 
 from ..attr_check import InvalidAttribute, checked
 from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx,
-                   SolveTriangular, library_domains)
+                   SolveTriangular, Svd, Svdvals, library_domains)
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
@@ -146,10 +146,10 @@ class OpMapping:
     def _bind(self, ov) -> tuple[Binding, ...]:
         op, schema = self.op, ov._schema
         torch_args = list(schema.arguments)
-        if len(schema.returns) != len(op.outputs) or any(r.type.kind() != "TensorType" for r in schema.returns):
+        if not 1 <= len(schema.returns) <= len(op.outputs) or any(r.type.kind() != "TensorType" for r in schema.returns):
             returns = ", ".join(str(r.type) for r in schema.returns)
-            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps an op with as many Tensor "
-                             f"results as {op.name} has outputs ({len(op.outputs)}), in the same order")
+            raise ValueError(f"{schema.name} returns ({returns}); ortcustom.export maps ops whose results are Tensors, "
+                             f"at most one per output of {op.name} ({len(op.outputs)})")
         targets = self.args
         if targets is None:
             targets = ([i.name for i in op.inputs] + [a.name for a in op.attrs])[:len(torch_args)]
@@ -285,13 +285,24 @@ def slogdet(domain: str | None = None) -> OpMapping:
                      args=("A",))
 
 
+def svd(domain: str | None = None) -> OpMapping:
+    """aten::linalg_svd (torch.linalg.svd; full_matrices; driver, a CUDA-only choice, dropped) -> Svd."""
+    return OpMapping("aten::linalg_svd", Svd, domain or DEFAULT_DOMAINS["Svd"], args=("A", "full_matrices", None))
+
+
+def svdvals(domain: str | None = None) -> OpMapping:
+    """aten::linalg_svdvals (torch.linalg.svdvals; driver dropped) -> Svdvals."""
+    return OpMapping("aten::linalg_svdvals", Svdvals, domain or DEFAULT_DOMAINS["Svdvals"], args=("A", None))
+
+
 BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
            "cholesky_ex": cholesky_ex, "solve_triangular": solve_triangular, "solve": solve, "solve_ex": solve_ex,
-           "slogdet": slogdet}
+           "slogdet": slogdet, "svd": svd, "svdvals": svdvals}
 """The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet"."""
+"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd", "svdvals"."""
 
-GROUPS = {"linalg": ("inverse", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet")}
+GROUPS = {"linalg": ("inverse", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd",
+                     "svdvals")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

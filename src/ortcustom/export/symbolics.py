@@ -67,13 +67,14 @@ def symbolic(mapping: OpMapping, overload=None) -> Callable:
         if missing:
             raise ValueError(f"exporting {overload._schema.name} as {qualified}: no value for {missing}")
         node_inputs = [v if v is not None else h._optional_input_placeholder_tensor(g) for v in inputs]
-        outs = g.op(qualified, *node_inputs, outputs=len(op.outputs), **attrs)
-        outs = outs if isinstance(outs, (tuple, list)) else (outs,)
-        for k, out in enumerate(outs):
-            out_type = _output_type(op, inputs, k)
+        count = len(overload._schema.returns)  # the node's outputs: the torch op's results, in order
+        outs = g.op(qualified, *node_inputs, outputs=count, **attrs)
+        outs = (outs,) if count == 1 else tuple(outs)
+        for i, out in enumerate(outs):
+            out_type = _output_type(op, inputs, i)
             if out_type is not None:
                 out.setType(out_type)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        return outs[0] if count == 1 else outs
 
     fn.__name__ = f"symbolic_{mapping.name}"
     fn.__qualname__ = fn.__name__

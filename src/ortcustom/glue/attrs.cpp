@@ -20,6 +20,7 @@ const char* kind_text(int32_t kind) {
     case OC_ATTR_STRING: return "string";
     case OC_ATTR_INTS: return "ints";
     case OC_ATTR_FLOATS: return "floats";
+    case OC_ATTR_STRINGS: return "strings";
     default: return "unknown";
   }
 }
@@ -34,7 +35,7 @@ bool ok(const OrtApi* api, OrtStatus* st) {
 // attribute of that kind by that name. ORT reads an array of the other array kind as empty, not as
 // an error: `*empty_array` says so, and the caller decides.
 bool read_one(const OrtApi* api, const OrtKernelInfo* info, const char* name, int32_t kind, Attrs* out,
-              oc_attr* a, bool* empty_array) {
+              oc_attr* a, bool* empty_array, const OrtApi* api25) {
   *empty_array = false;
   size_t n = 0;
   switch (kind) {
@@ -73,25 +74,48 @@ bool read_one(const OrtApi* api, const OrtKernelInfo* info, const char* name, in
       a->count = (int64_t)n;
       return true;
     }
+    case OC_ATTR_STRINGS: {  // one copy out of ORT's allocator into ours, freed at once
+      OrtAllocator* alloc = nullptr;
+      char** got = nullptr;
+      if (api25 == nullptr || !ok(api, api->GetAllocatorWithDefaultOptions(&alloc))) return false;
+      if (!ok(api, api25->KernelInfoGetAttributeArray_string(info, name, alloc, &got, &n))) return false;
+      std::vector<std::string> v;
+      v.reserve(n);
+      for (size_t j = 0; j < n; ++j) {
+        v.emplace_back(got[j] ? got[j] : "");
+        if (got[j]) alloc->Free(alloc, got[j]);
+      }
+      if (got) alloc->Free(alloc, got);
+      *empty_array = n == 0;
+      std::vector<const char*> ptrs;
+      std::vector<int64_t> lens;
+      for (const std::string& s : v) lens.push_back((int64_t)s.size());
+      out->strs.push_back(std::move(v));  // (moved: the strings' buffers stay where they are)
+      for (const std::string& s : out->strs.back()) ptrs.push_back(s.c_str());
+      out->str_ptrs.push_back(std::move(ptrs));
+      out->str_lens.push_back(std::move(lens));
+      a->count = (int64_t)n;
+      return true;
+    }
   }
   return false;
 }
 
 // The node has `name` as some other kind (a non-empty one, for arrays)?
-int32_t other_kind(const OrtApi* api, const OrtKernelInfo* info, const char* name, int32_t kind) {
-  for (int32_t k = OC_ATTR_INT; k <= OC_ATTR_FLOATS; ++k) {
+int32_t other_kind(const OrtApi* api, const OrtKernelInfo* info, const char* name, int32_t kind, const OrtApi* api25) {
+  for (int32_t k = OC_ATTR_INT; k <= OC_ATTR_STRINGS; ++k) {
     if (k == kind) continue;
     Attrs scratch;
     oc_attr a;
     memset(&a, 0, sizeof a);
     bool empty = false;
-    if (read_one(api, info, name, k, &scratch, &a, &empty) && !empty) return k;
+    if (read_one(api, info, name, k, &scratch, &a, &empty, api25) && !empty) return k;
   }
   return 0;
 }
 
 // What the node gives as `name` when it is of a kind no oc_attr holds (nullptr: nothing by that
-// name): a tensor, or (unless `tensor_only`) a graph, strings, a sparse tensor or a type. ORT words a
+// name): a tensor, or (unless `tensor_only`) a graph, a sparse tensor, a type (or strings, before ORT 1.25). ORT words a
 // name the node lacks "No attribute with name..." and one of another kind "... type don't match";
 // the latter alone counts as present (any other wording: taken as absent, as before).
 const char* foreign_kind(const OrtApi* api, const OrtKernelInfo* info, const char* name, bool tensor_only) {
@@ -108,8 +132,8 @@ const char* foreign_kind(const OrtApi* api, const OrtKernelInfo* info, const cha
   if (st == nullptr) return nullptr;  // never here: read_one read it as an int already
   const bool present = strstr(api->GetErrorMessage(st), "type don't match") != nullptr;
   api->ReleaseStatus(st);
-  return present ? "another kind (a graph, strings, a sparse tensor or a type: no int, float, string, ints "
-                   "or floats)" : nullptr;
+  return present ? "another kind (a graph, a sparse tensor, a type, or strings where ONNX Runtime is older "
+                   "than 1.25: no int, float, string, ints, floats or strings)" : nullptr;
 }
 
 // How every message prints a float attribute's value (types.py AttrKind.text words it the same):
@@ -144,12 +168,16 @@ std::string out_of_bounds(const oc_attr_def& d, const oc_attr& a) {
 
 }  // namespace
 
-bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err) {
+bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err,
+                const OrtApi* api25, const char* ort_version) {
   const size_t n = (size_t)op->n_attrs;
   out->values.assign(n, oc_attr());
   out->strings.reserve(n);  // the oc_attrs point into these: no reallocation
   out->ints.reserve(n);
   out->floats.reserve(n);
+  out->strs.reserve(n);
+  out->str_ptrs.reserve(n);
+  out->str_lens.reserve(n);
   for (size_t j = 0; j < n; ++j) {
     const oc_attr_def& d = op->attrs[j];
     oc_attr& a = out->values[j];
@@ -157,13 +185,18 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
     a.name = d.name;
     a.kind = d.kind;
     a.count = d.kind >= OC_ATTR_STRING ? d.value.count : 1;
+    if (d.kind == OC_ATTR_STRINGS && api25 == nullptr) {  // ORT's C API reads strings from 1.25 on
+      *err = format("attribute '%s' (strings) needs ONNX Runtime 1.25 or newer to be read; this one is %s", d.name,
+                    ort_version);
+      return false;
+    }
     bool empty = false;
-    bool got = read_one(api, info, d.name, d.kind, out, &a, &empty);
+    bool got = read_one(api, info, d.name, d.kind, out, &a, &empty, api25);
     if (!got || empty) {
-      const int32_t other = other_kind(api, info, d.name, d.kind);
+      const int32_t other = other_kind(api, info, d.name, d.kind, api25);
       if (other) {
-        *err = format("attribute '%s' must be of type %s, but the node gives a%s %s", d.name, kind_text(d.kind),
-                      kind_text(other)[0] == 'i' ? "n" : "", kind_text(other));
+        *err = format("attribute '%s' must be of type %s, but the node gives %s%s", d.name, kind_text(d.kind),
+                      other == OC_ATTR_STRINGS ? "" : kind_text(other)[0] == 'i' ? "an " : "a ", kind_text(other));
         return false;
       }
       // never the default (nor an empty array: ORT reads any other array kind so)
@@ -185,6 +218,10 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
     if (d.kind == OC_ATTR_STRING) a.s = out->strings.back().c_str();
     if (d.kind == OC_ATTR_INTS) a.ints = out->ints.back().data();
     if (d.kind == OC_ATTR_FLOATS) a.floats = out->floats.back().data();
+    if (d.kind == OC_ATTR_STRINGS) {
+      a.strings = out->str_ptrs.back().data();
+      a.lengths = out->str_lens.back().data();
+    }
     const std::string why = out_of_bounds(d, a);
     if (!why.empty()) {
       const std::string value = d.kind == OC_ATTR_INT ? format("%lld", (long long)a.i) : float_text(a.f);

@@ -17,11 +17,17 @@ struct Attrs {
   std::vector<std::string> strings;
   std::vector<std::vector<int64_t>> ints;
   std::vector<std::vector<float>> floats;
+  std::vector<std::vector<std::string>> strs;  // a strings attribute's elements, their pointers, lengths
+  std::vector<std::vector<const char*>> str_ptrs;
+  std::vector<std::vector<int64_t>> str_lens;
 };
 
 // Reads the node's attributes as `op` declares them (kinds, defaults, required); false with *err
 // saying what is wrong ("attribute 'epsilon' must be of type float, but the node gives an int").
-bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err);
+// `api25`: the runtime's API-25 table (NULL before ORT 1.25: a strings attribute is then refused,
+// naming `ort_version`).
+bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* op, Attrs* out, std::string* err,
+                const OrtApi* api25, const char* ort_version);
 
 // The attributes in the order the kernel reads them (checked by check_kernel: the same set).
 std::vector<oc_attr> kernel_order(const oc_kernel* kernel, const oc_op_def* op, const Attrs& attrs);

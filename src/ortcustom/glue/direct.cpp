@@ -98,6 +98,9 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
     a.strings.reserve((size_t)n_attrs);
     a.ints.reserve((size_t)n_attrs);
     a.floats.reserve((size_t)n_attrs);
+    a.strs.reserve((size_t)n_attrs);
+    a.str_ptrs.reserve((size_t)n_attrs);
+    a.str_lens.reserve((size_t)n_attrs);
     for (oc_attr& v : a.values) {
       if (v.kind == OC_ATTR_STRING && v.s) {
         a.strings.emplace_back(v.s, (size_t)v.count);
@@ -108,6 +111,16 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
       } else if (v.kind == OC_ATTR_FLOATS) {
         a.floats.emplace_back(v.floats, v.floats + v.count);
         v.floats = a.floats.back().data();
+      } else if (v.kind == OC_ATTR_STRINGS) {  // each element's bytes exactly (NULs kept)
+        std::vector<std::string> s;
+        for (int64_t j = 0; j < v.count; ++j) s.emplace_back(v.strings[j], (size_t)v.lengths[j]);
+        a.strs.push_back(std::move(s));
+        std::vector<const char*> ptrs;
+        for (const std::string& e : a.strs.back()) ptrs.push_back(e.c_str());
+        a.str_ptrs.push_back(std::move(ptrs));
+        a.str_lens.emplace_back(v.lengths, v.lengths + v.count);
+        v.strings = a.str_ptrs.back().data();
+        v.lengths = a.str_lens.back().data();
       }
     }
     if (kernel->create) {

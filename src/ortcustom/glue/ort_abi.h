@@ -24,6 +24,12 @@ extern "C" {
 /* The OrtApi table below runs through API 18 (ORT 1.18). Its API-18 entries may only be
  * called through a table that GetApi(ORTCUSTOM_ORT_API_OPTIONAL) returned. */
 #define ORTCUSTOM_ORT_API_OPTIONAL 18
+/* The API of GetTensorElementTypeAndShapeDataReference (ORT 1.24), the per-run input reading that
+ * allocates nothing; called only through a table GetApi(ORTCUSTOM_ORT_API_SHAPE_REF) returned. */
+#define ORTCUSTOM_ORT_API_SHAPE_REF 24
+/* The table also runs on to KernelInfoGetAttributeArray_string (API 25, ORT 1.25), called only
+ * through a table that GetApi(ORTCUSTOM_ORT_API_STRINGS) returned: a `strings` attribute needs it. */
+#define ORTCUSTOM_ORT_API_STRINGS 25
 
 /* Highest OrtCustomOp::version whose fields are all declared below (the alias-map
  * fields are read from op version 18 on). Never set an op's `version` above this,
@@ -176,7 +182,7 @@ struct OrtApiBase {
  */
 
 /* ------------------------------------------------------------------ OrtApi */
-/* ORT's function table, through API 18. ORT only ever appends to it, so the API-17
+/* ORT's function table, through API 18 and one entry of API 24. ORT only ever appends to it, so the API-17
  * prefix is valid on any runtime whose GetApi(17) succeeds (ORT >= 1.17); the API-18
  * entries only in a table from GetApi(18) (ORT >= 1.18). Slots we do not
  * call are pointer-sized placeholders named unused_<slot>; to use one, replace it
@@ -386,6 +392,18 @@ struct OrtApi {
      * stream; the caller frees it (AllocatorFree of KernelContext_GetAllocator's allocator). */
     OrtStatusPtr (*KernelContext_GetScratchBuffer)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, size_t bytes, void** out);  /* 1.18 */
     void (*unused_278)(void); void (*unused_279)(void);
+
+    /* ---- API 19..25: slots 280..417 (only through the GetApi(n) of the entry's API) ---- */
+    void (*unused_280_413[134])(void);
+    /* The element type and a pointer to the value's own dims (valid while the value lives; not
+     * freed): what GetTensorTypeAndShape + 4 getters + Release give, without ORT allocating an
+     * info object per call. */
+    OrtStatusPtr (*GetTensorElementTypeAndShapeDataReference)(const OrtValue* value, ONNXTensorElementDataType* type,
+                                                              const int64_t** shape, size_t* rank);  /* 1.24 */
+    void (*unused_415)(void); void (*unused_416)(void);
+    /* A strings attribute: *out an array of *size NUL-terminated copies (each element up to its
+     * first NUL), all from `allocator`, which the caller frees (the array and each string). */
+    OrtStatusPtr (*KernelInfoGetAttributeArray_string)(const OrtKernelInfo* info, const char* name, OrtAllocator* allocator, char*** out, size_t* size);  /* 1.25 */
 };
 
 /* ------------------------------------------------------------- OrtCustomOp */
@@ -448,7 +466,7 @@ struct OrtCustomOp {
 #define ORTCUSTOM_SLOT(member) (offsetof(struct OrtApi, member) / sizeof(void*))
 
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApiBase) == 2 * sizeof(void*));
-ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 280 * sizeof(void*));
+ORTCUSTOM_ABI_CHECK(sizeof(struct OrtApi) == 418 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateStatus) == 0);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetErrorMessage) == 2);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateEnv) == 3);
@@ -515,6 +533,8 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetSymbolicDimensions) == 271);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReadOpAttr) == 272);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_ParallelFor) == 274);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetScratchBuffer) == 277);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorElementTypeAndShapeDataReference) == 414);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_string) == 417);
 ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, CreateKernel) == sizeof(void*));
 ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, ReleaseAliasMap) == 25 * sizeof(void*));
 ORTCUSTOM_ABI_CHECK(sizeof(struct OrtCustomOp) == 26 * sizeof(void*));

@@ -34,6 +34,9 @@ const uint32_t kOpVersion = ORTCUSTOM_ORT_API_VERSION;
 
 const OrtApi* g_api = nullptr;     // the runtime's table (shape inference is given none)
 const OrtApi* g_api18 = nullptr;   // the same runtime's API-18 table, NULL before ORT 1.18
+const OrtApi* g_api24 = nullptr;   // its API-24 table (inputs read without an allocation), NULL before 1.24
+const OrtApi* g_api25 = nullptr;   // its API-25 table (strings attributes), NULL before ORT 1.25
+const char* g_ort_version = "";    // for messages
 oc_glue_hooks g_hooks = {nullptr, nullptr, nullptr};
 
 // Standard layout (ORT hands callbacks &op, the first member). Made once per (def, row, provider)
@@ -190,11 +193,25 @@ std::vector<int32_t> node_types(const OrtApi* api, const OrtKernelInfo* info) {
   return out;
 }
 
+// Whether some binding has `type` (or any type) in column j: what each tensor of a
+// heterogeneous variadic input may be, independently of the others.
+bool column_takes(const oc_op_def* def, int32_t j, int32_t type) {
+  const int32_t width = def->n_inputs + def->n_outputs;
+  for (int32_t b = 0; b < def->n_bindings; ++b) {
+    const int32_t t = def->bindings[(size_t)b * width + j];
+    if (t == 0 || t == type) return true;
+  }
+  return false;
+}
+
 // The first binding (row of def->bindings) that the node's input types and the ORT op's fixed
 // types agree with; nullptr: none (the op does not take these types). Once per node.
 const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) {
   const oc_op_def* def = g->def;
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
+  if (n_in > 0 && def->inputs[n_in - 1].kind == OC_IO_VARIADIC && !def->inputs[n_in - 1].homogeneous)
+    for (size_t i = (size_t)n_in - 1; i < types.size(); ++i)  // ORT checks none of them (its type is "any")
+      if (types[i] != 0 && !column_takes(def, n_in - 1, types[i])) return nullptr;
   for (int32_t b = 0; b < def->n_bindings; ++b) {
     const int32_t* r = def->bindings + (size_t)b * width;
     bool ok = true;
@@ -226,7 +243,7 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
                                                     node_input_types(api, info, def).c_str(), def->name,
                                                     def->accepted ? def->accepted : "other types")));
     std::string err;
-    if (!read_attrs(api, info, def, &k->attrs, &err)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
+    if (!read_attrs(api, info, def, &k->attrs, &err, g_api25, g_ort_version)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
     auto host_error = [&](int rc, char* msg, const char* otherwise) {
       std::string m = msg ? msg : otherwise;
       free(msg);
@@ -324,20 +341,35 @@ OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
   t->shape = dims;
   OrtStatus* st = api_->KernelContext_GetInput(ctx_, i, &v);
   if (st || v == nullptr) return st;  // absent: an optional input the node leaves out
-  st = api_->GetTensorTypeAndShape(v, &info);
-  if (st) return st;
-  st = api_->GetDimensionsCount(info, &rank);
-  if (!st && rank > OC_MAX_RANK) {
-    api_->ReleaseTensorTypeAndShapeInfo(info);
+  auto too_many_dims = [&]() {
     const oc_io_def& d = k_->g->def->inputs[i < (size_t)k_->g->def->n_inputs ? i : k_->g->def->n_inputs - 1];
     return make_status(api_, OC_INVALID_ARGUMENT,
                        where(k_->g->def, k_->node, format("input %s has rank %zu; ortcustom kernels take at most %d dims",
                                                           d.name, rank, OC_MAX_RANK)));
+  };
+  if (g_api24) {  // ORT >= 1.24: type and a view of the dims, nothing allocated per input and run
+    const int64_t* shape = nullptr;
+    st = g_api24->GetTensorElementTypeAndShapeDataReference(v, &type, &shape, &rank);
+    if (st) return st;
+    if (rank > OC_MAX_RANK) return too_many_dims();
+    count = 1;
+    for (size_t d = 0; d < rank; ++d) {
+      dims[d] = shape[d];
+      count *= (size_t)shape[d];
+    }
+  } else {
+    st = api_->GetTensorTypeAndShape(v, &info);
+    if (st) return st;
+    st = api_->GetDimensionsCount(info, &rank);
+    if (!st && rank > OC_MAX_RANK) {
+      api_->ReleaseTensorTypeAndShapeInfo(info);
+      return too_many_dims();
+    }
+    if (!st) st = api_->GetDimensions(info, dims, rank);
+    if (!st) st = api_->GetTensorElementType(info, &type);
+    if (!st) st = api_->GetTensorShapeElementCount(info, &count);
+    api_->ReleaseTensorTypeAndShapeInfo(info);
   }
-  if (!st) st = api_->GetDimensions(info, dims, rank);
-  if (!st) st = api_->GetTensorElementType(info, &type);
-  if (!st) st = api_->GetTensorShapeElementCount(info, &count);
-  api_->ReleaseTensorTypeAndShapeInfo(info);
   if (!st) st = api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
   if (st) return st;
   t->rank = (int32_t)rank;
@@ -845,6 +877,11 @@ extern "C" OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtA
     g_api = api;
     if (g_api18 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_OPTIONAL))
       g_api18 = base->GetApi(ORTCUSTOM_ORT_API_OPTIONAL);  // an older ORT would print an error
+    if (g_api24 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_SHAPE_REF))
+      g_api24 = base->GetApi(ORTCUSTOM_ORT_API_SHAPE_REF);
+    if (g_api25 == nullptr && !older_runtime(base, ORTCUSTOM_ORT_API_STRINGS))
+      g_api25 = base->GetApi(ORTCUSTOM_ORT_API_STRINGS);
+    g_ort_version = base->GetVersionString();
     if (g_registry.api == nullptr) g_registry.api = api;
     // First what may be refused, so that a refusal adds nothing.
     std::vector<std::string> records(n_domains);

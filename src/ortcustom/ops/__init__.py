@@ -8,8 +8,10 @@ from .inverse import Inverse
 from .searchsorted import SearchSorted
 from .solve import Slogdet, Solve, SolveEx
 from .solve_triangular import SolveTriangular
+from .svd import Svd, Svdvals
 
-ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Solve, SolveEx, Slogdet)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Solve, SolveEx, Slogdet, Svd,
+       Svdvals)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():

@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; a kernel built against another version is refused. */
-#define OC_ABI_VERSION 2
+#define OC_ABI_VERSION 3
 
 /* Dims of a tensor a kernel takes or makes, at most. */
 #define OC_MAX_RANK 16
@@ -75,9 +75,12 @@ typedef enum oc_device { OC_CPU = 0, OC_CUDA = 1 } oc_device;
 typedef enum oc_attr_kind {
   OC_ATTR_INT = 1,    /* i */
   OC_ATTR_FLOAT = 2,  /* f */
-  OC_ATTR_STRING = 3, /* s (NUL-terminated, count bytes) */
+  OC_ATTR_STRING = 3, /* s: count bytes exactly as the node stores them (any byte, NULs
+                         included; usually UTF-8 text), then a NUL */
   OC_ATTR_INTS = 4,   /* ints[count] */
-  OC_ATTR_FLOATS = 5  /* floats[count] */
+  OC_ATTR_FLOATS = 5, /* floats[count] */
+  OC_ATTR_STRINGS = 6 /* strings[count], each lengths[j] bytes then a NUL (ONNX Runtime's C API reads
+                         each only up to its first NUL: a session's elements hold none) */
 } oc_attr_kind;
 
 /* Status codes: what compute, create and the context's functions return. */
@@ -111,6 +114,8 @@ typedef struct oc_attr {
   const char* s;
   const int64_t* ints;
   const float* floats;
+  const char* const* strings;
+  const int64_t* lengths; /* strings' byte lengths */
 } oc_attr;
 
 /* An attribute the kernel reads: its name and kind, in the order the kernel indexes them. */

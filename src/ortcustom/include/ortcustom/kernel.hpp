@@ -105,6 +105,7 @@ inline auto attr_value(const oc_attr& a) {
   else if constexpr (Kind == OC_ATTR_STRING) return static_cast<const char*>(a.s);  // count bytes, NUL-terminated
   else if constexpr (Kind == OC_ATTR_INTS) return array_view<int64_t>{a.ints, a.count};
   else if constexpr (Kind == OC_ATTR_FLOATS) return array_view<float>{a.floats, a.count};
+  else if constexpr (Kind == OC_ATTR_STRINGS) return array_view<const char*>{a.strings, a.count};  // + a.lengths
   else static_assert(Kind < 0, "not an oc_attr_kind");
 }
 

@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bumped with any change below (the generated tables and the glue must agree). */
-#define OC_OP_DEF_VERSION 2
+#define OC_OP_DEF_VERSION 3
 
 typedef enum oc_io_kind { OC_IO_REQUIRED = 0, OC_IO_OPTIONAL = 1, OC_IO_VARIADIC = 2 } oc_io_kind;
 

@@ -1,0 +1,116 @@
+"""The machine a benchmark ran on: the CPU (model, family/model, the cores this process may use,
+its kind, the instruction-set pass ortcustom's kernels chose) and its float32 FMA peak, measured in
+the same run with the kernels library's own multiply-add loop (`ortcustom_info_fma_loop`: no
+compiler needed), so that "fraction of peak" means the same on every CPU."""
+from __future__ import annotations
+
+import ctypes
+import os
+import platform
+import threading
+import time
+
+# (vendor, family, model range) -> microarchitecture, for the kinds seen so far (others: the model)
+_KINDS = [
+    ("AuthenticAMD", 25, range(0x10, 0x20), "Zen 4"),
+    ("AuthenticAMD", 25, range(0x60, 0x80), "Zen 4"),
+    ("AuthenticAMD", 25, range(0xA0, 0xB0), "Zen 4c"),
+    ("AuthenticAMD", 25, range(0x00, 0x10), "Zen 3"),
+    ("AuthenticAMD", 25, range(0x20, 0x60), "Zen 3"),
+    ("AuthenticAMD", 26, range(0x00, 0x100), "Zen 5"),
+    ("GenuineIntel", 6, range(0xCF, 0xD0), "Emerald Rapids"),
+    ("GenuineIntel", 6, range(0x8F, 0x90), "Sapphire Rapids"),
+    ("GenuineIntel", 6, range(0xAD, 0xAF), "Granite Rapids"),
+    ("GenuineIntel", 6, range(0x6A, 0x6D), "Ice Lake"),
+    ("GenuineIntel", 6, range(0x55, 0x56), "Skylake/Cascade Lake"),
+]
+
+
+def _cpuinfo() -> dict[str, str]:
+    """The first processor's fields of /proc/cpuinfo (empty where there is none)."""
+    out: dict[str, str] = {}
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if not line.strip():
+                    if out:
+                        break
+                    continue
+                k, _, v = line.partition(":")
+                out.setdefault(k.strip(), v.strip())
+    except OSError:
+        pass
+    return out
+
+
+def cpu_info() -> dict:
+    """model, vendor, family, model_number, kind (vendor-level name + microarchitecture where
+    known: the RESULTS.md section), cores (usable by this process), isa (the kernels' pass)."""
+    from ortcustom.native import builtin_info
+
+    ci = _cpuinfo()
+    model = ci.get("model name") or platform.processor() or platform.machine() or "unknown"
+    vendor = ci.get("vendor_id", "")
+    family = int(ci["cpu family"]) if ci.get("cpu family", "").isdigit() else None
+    number = int(ci["model"]) if ci.get("model", "").isdigit() else None
+    arch = next((name for v, fam, models, name in _KINDS if v == vendor and fam == family and number in models), "")
+    brand = ("AMD EPYC" if "EPYC" in model else "Intel Xeon" if "Xeon" in model else model)
+    kind = brand + (f" {arch}" if arch else (f", family {family} model {number}" if family is not None else ""))
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return {"model": model, "vendor": vendor, "family": family, "model_number": number, "kind": kind,
+            "cores": cores, "isa": builtin_info("cpu_isa")}
+
+
+def cpu_line(info: dict) -> str:
+    fam = f"family {info['family']} model {info['model_number']}" if info["family"] is not None else "family ?"
+    return (f"{info['model']} ({info['kind']}; {info['vendor'] or '?'} {fam}); {info['cores']} cores usable; "
+            f"kernels' ISA pass {info['isa']}")
+
+
+def _fma_loop():
+    from ortcustom import native
+
+    fn = native.load_kernels(native.builtin_library_path())._handle.ortcustom_info_fma_loop
+    fn.restype = ctypes.c_double
+    fn.argtypes = [ctypes.c_int64]
+    return fn  # a ctypes.CDLL function: it releases the GIL, so threads run it in parallel
+
+
+def fma_peak(threads: int, seconds: float = 0.05, reps: int = 3) -> float:
+    """The float32 FMA rate (flop/s) of `threads` threads each running the kernels' loop at once,
+    best of `reps` rounds of about `seconds`."""
+    fn = _fma_loop()
+    iters = 1000
+    while True:  # calibrate on one thread
+        t = time.perf_counter()
+        fn(iters)
+        t = time.perf_counter() - t
+        if t >= seconds / 4 or iters > 1 << 40:
+            break
+        iters *= 4
+    iters = max(1, int(iters * seconds / max(t, 1e-9)))
+    best = 0.0
+    for _ in range(reps):
+        flops = [0.0] * threads
+        start = threading.Barrier(threads + 1)
+
+        def work(i):
+            start.wait()
+            flops[i] = fn(iters)
+
+        pool = [threading.Thread(target=work, args=(i,)) for i in range(threads)]
+        for th in pool:
+            th.start()
+        start.wait()
+        t = time.perf_counter()
+        for th in pool:
+            th.join()
+        t = time.perf_counter() - t
+        best = max(best, sum(flops) / t)
+    return best
+
+
+def inverse_flops(n: int) -> float:
+    """Flops of one n x n inverse as the goal counts them (LU + triangular inversion, or
+    Gauss-Jordan): 2 n^3."""
+    return 2.0 * n ** 3

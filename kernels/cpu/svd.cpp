@@ -1,0 +1,416 @@
+// Batched singular value decomposition by one-sided (Hestenes) Jacobi.
+//
+// The k = min(m, n) "long" vectors (A's columns when m > n, its rows when m <= n: length
+// L = max(m, n)) are rotated in pairs until every pair is orthogonal to
+// |<x, y>| <= sqrt(L) eps ||x|| ||y||; the same rotations applied to the identity give the k "short"
+// vectors (length k). Then the long vectors' norms are the singular values, the normalized long
+// vectors one side's singular vectors, the short vectors the other side's. Accurate (high relative
+// accuracy for each singular value), simple, and fast for small matrices; a sweep costs about
+// 5 k^2 L flops and a matrix takes ~5-10 sweeps, so for large ones it is slower than LAPACK's
+// bidiagonalization (benchmarks/svd_cases.py). The matrix is first scaled by a power of two so
+// its largest entry is in [0.5, 1) (the squared norms neither overflow nor underflow), and a
+// matrix holding a NaN or an infinity is reported, not iterated. Long vectors of (relatively)
+// zero singular values and full_matrices' extra ones are an orthonormal completion: Q e_c for the
+// Householder QR, Q R, of the kept ones. The short vectors get one Gram-Schmidt pass at the end.
+//
+// Pairs are swept cyclically (row by row) on one thread; a few large matrices are swept in a
+// round-robin order whose k/2 disjoint pairs per step are split across threads.
+//
+// Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
+
+#ifndef OC_ISA_PASS
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+#include "parallel.h"
+#include "svd.h"
+
+namespace oc {
+#define OC_ISA_PASS_FILE "svd.cpp"
+#define OC_ISA_PASS_NS svd
+#include "isa_passes.inc"  // oc::svd_base, _avx2, _avx512
+}  // namespace oc
+
+int oc_svd_f32(const float* a, float* u, float* s, float* vh, uint8_t* finite, int64_t batch,
+               int64_t m, int64_t n, int64_t ucols, int64_t vrows, bool vectors, oc_parallel par) {
+  return OC_ISA_CALL(oc::svd, svd_f32, a, u, s, vh, finite, batch, m, n, ucols, vrows, vectors, par);
+}
+
+int oc_svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finite, int64_t batch,
+               int64_t m, int64_t n, int64_t ucols, int64_t vrows, bool vectors, oc_parallel par) {
+  return OC_ISA_CALL(oc::svd, svd_f64, a, u, s, vh, finite, batch, m, n, ucols, vrows, vectors, par);
+}
+
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
+
+using ::oc::detail::div_up;
+using ::oc::detail::num_tasks;
+using ::oc::detail::parallel_for;
+using ::oc::detail::split_range;
+
+enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64 };
+
+template <class T>
+struct Vec {
+  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
+  typedef typename ::oc::detail::Simd<T, W>::type type;
+};
+
+template <class V, class T>
+static OC_ALWAYS_INLINE V vload(const T* p) {
+  V v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+template <class V, class T>
+static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
+  memcpy(p, &v, sizeof v);
+}
+
+template <class T, class V>
+static OC_ALWAYS_INLINE T hsum(const V& v) {
+  T s = T(0);
+  for (int i = 0; i < Vec<T>::W; ++i) s += v[i];
+  return s;
+}
+
+// xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
+template <class T>
+static OC_ALWAYS_INLINE void dots(const T* OC_RESTRICT x, const T* OC_RESTRICT y, int64_t len, T& xx,
+                                  T& yy, T& xy) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  V axx = {}, ayy = {}, axy = {};
+  int64_t i = 0;
+  for (; i + W <= len; i += W) {
+    const V a = vload<V>(x + i), b = vload<V>(y + i);
+    axx += a * a;
+    ayy += b * b;
+    axy += a * b;
+  }
+  xx = hsum<T>(axx);
+  yy = hsum<T>(ayy);
+  xy = hsum<T>(axy);
+  for (; i < len; ++i) {
+    xx += x[i] * x[i];
+    yy += y[i] * y[i];
+    xy += x[i] * y[i];
+  }
+}
+
+template <class T>
+static OC_ALWAYS_INLINE T dot(const T* OC_RESTRICT x, const T* OC_RESTRICT y, int64_t len) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  V acc = {};
+  int64_t i = 0;
+  for (; i + W <= len; i += W) acc += vload<V>(x + i) * vload<V>(y + i);
+  T r = hsum<T>(acc);
+  for (; i < len; ++i) r += x[i] * y[i];
+  return r;
+}
+
+// (x, y) <- (c x - s y, s x + c y)
+template <class T>
+static OC_ALWAYS_INLINE void rotate(T* OC_RESTRICT x, T* OC_RESTRICT y, int64_t len, T c, T s) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  int64_t i = 0;
+  for (; i + W <= len; i += W) {
+    const V a = vload<V>(x + i), b = vload<V>(y + i);
+    vstore(x + i, a * c - b * s);
+    vstore(y + i, a * s + b * c);
+  }
+  for (; i < len; ++i) {
+    const T a = x[i], b = y[i];
+    x[i] = a * c - b * s;
+    y[i] = a * s + b * c;
+  }
+}
+
+// y[0:len] -= f x[0:len]
+template <class T>
+static OC_ALWAYS_INLINE void axpy(T* OC_RESTRICT y, const T* OC_RESTRICT x, int64_t len, T f) {
+  for (int64_t i = 0; i < len; ++i) y[i] -= f * x[i];
+}
+
+// Orthogonalizes the pair (x, y) by one rotation (applied to the short vectors p, q too, when
+// given) unless it already is to `tol`; returns whether it rotated.
+template <class T>
+static OC_ALWAYS_INLINE bool pair(T* x, T* y, T* p, T* q, int64_t len, int64_t k, T tol) {
+  T a, b, c;
+  dots(x, y, len, a, b, c);
+  if (!(fabs(c) > tol * sqrt(a) * sqrt(b))) return false;  // also when a or b is 0 (then c is 0)
+  const T zeta = (b - a) / (2 * c);
+  // the smaller root of t^2 + 2 zeta t - 1 = 0 (zeroes the pair's inner product)
+  const T t = fabs(zeta) > T(1) / std::numeric_limits<T>::epsilon()
+                  ? T(0.5) / zeta
+                  : (zeta >= 0 ? T(1) : T(-1)) / (fabs(zeta) + sqrt(T(1) + zeta * zeta));
+  const T cs = T(1) / sqrt(T(1) + t * t), sn = cs * t;
+  rotate(x, y, len, cs, sn);
+  if (p != nullptr) rotate(p, q, k, cs, sn);
+  return true;
+}
+
+// One matrix's working set: rows of `lda` elements (long vectors, then completion rows), the
+// short vectors (k x k), row pointers and the Householder copies.
+template <class T>
+struct Work {
+  T* g;       // cols rows of lda
+  T* h;       // k rows of lda (vectors only)
+  T* v;       // k x k (vectors only)
+  T** gr;     // k: the long vectors, in their current (finally: descending) order
+  T** vr;     // k: the short vectors, likewise
+  T* norm;    // k
+  T* tau;     // k
+  int64_t* order;  // k + 1: the round-robin schedule
+
+  static size_t bytes(int64_t cols, int64_t k, int64_t lda, bool vectors) {
+    const size_t elems = (size_t)cols * lda + (vectors ? (size_t)k * lda + (size_t)k * k : 0) + 2 * (size_t)k;
+    return elems * sizeof(T) + (size_t)k * 2 * sizeof(T*) + ((size_t)k + 1) * sizeof(int64_t) + 64 + 8;
+  }
+
+  void carve(void* buf, int64_t cols, int64_t k, int64_t lda, bool vectors) {
+    T* p = (T*)(((uintptr_t)buf + 63) & ~(uintptr_t)63);
+    g = p;
+    p += cols * lda;
+    h = vectors ? p : nullptr;
+    p += vectors ? k * lda : 0;
+    v = vectors ? p : nullptr;
+    p += vectors ? k * k : 0;
+    norm = p;
+    tau = p + k;
+    p += 2 * k;
+    p = (T*)(((uintptr_t)p + 7) & ~(uintptr_t)7);  // pointers and int64s aligned
+    gr = (T**)p;
+    vr = gr + k;
+    order = (int64_t*)(vr + k);
+  }
+};
+
+// Sweeps until no pair rotates (or kMaxSweeps).
+template <class T>
+static void jacobi(Work<T>& w, int64_t k, int64_t L, bool vectors, const oc_parallel& par) {
+  const T tol = sqrt((T)L) * std::numeric_limits<T>::epsilon();
+  if (k < 2) return;
+  const bool inner = par.run != nullptr && k >= kParallelK;
+  if (!inner) {
+    for (int64_t sweep = 0; sweep < kMaxSweeps; ++sweep) {
+      bool rotated = false;
+      for (int64_t p = 0; p < k - 1; ++p)
+        for (int64_t q = p + 1; q < k; ++q)
+          rotated |= pair(w.gr[p], w.gr[q], vectors ? w.vr[p] : nullptr, vectors ? w.vr[q] : nullptr, L, k, tol);
+      if (!rotated) return;
+    }
+    return;
+  }
+  // round robin: player order[0] stays, the others rotate; k odd gets a bye (index k)
+  const int64_t players = k + (k & 1), half = players / 2;
+  for (int64_t i = 0; i < players; ++i) w.order[i] = i;
+  const int64_t nt = num_tasks(half, 10.0 * (double)L, 1 << 16, kMaxInnerTasks);
+  for (int64_t sweep = 0; sweep < kMaxSweeps; ++sweep) {
+    std::atomic<bool> rotated{false};
+    for (int64_t step = 0; step < players - 1; ++step) {
+      auto task = [&](size_t t) {
+        int64_t b, e;
+        split_range(half, nt, (int64_t)t, b, e);
+        bool any = false;
+        for (int64_t i = b; i < e; ++i) {
+          int64_t p = w.order[i], q = w.order[players - 1 - i];
+          if (p == k || q == k) continue;
+          if (p > q) std::swap(p, q);
+          any |= pair(w.gr[p], w.gr[q], vectors ? w.vr[p] : nullptr, vectors ? w.vr[q] : nullptr, L, k, tol);
+        }
+        if (any) rotated.store(true, std::memory_order_relaxed);
+      };
+      parallel_for(par, (size_t)nt, task);
+      const int64_t last = w.order[players - 1];
+      for (int64_t i = players - 1; i > 1; --i) w.order[i] = w.order[i - 1];
+      w.order[1] = last;
+    }
+    if (!rotated.load(std::memory_order_relaxed)) return;
+  }
+}
+
+// Rows r..cols-1 of the long vectors (gr[r..k), then g's rows k..cols-1): an orthonormal completion
+// of the (orthonormal) rows gr[0..r): Q e_c, c >= r, for the Householder QR of those rows.
+template <class T>
+static void complete(Work<T>& w, int64_t r, int64_t k, int64_t cols, int64_t L, int64_t lda) {
+  for (int64_t j = 0; j < r; ++j) memcpy(w.h + j * lda, w.gr[j], (size_t)L * sizeof(T));
+  for (int64_t j = 0; j < r; ++j) {
+    T* x = w.h + j * lda + j;
+    const int64_t len = L - j;
+    const T sigma = sqrt(dot(x, x, len));
+    x[0] -= x[0] >= 0 ? -sigma : sigma;  // v = x - alpha e_0, alpha = -sign(x_0) ||x||
+    const T vv = dot(x, x, len);
+    w.tau[j] = vv > 0 ? T(2) / vv : T(0);
+    for (int64_t i = j + 1; i < r; ++i) {
+      T* y = w.h + i * lda + j;
+      axpy(y, x, len, w.tau[j] * dot(x, y, len));
+    }
+  }
+  for (int64_t c = r; c < cols; ++c) {
+    T* y = c < k ? w.gr[c] : w.g + c * lda;
+    memset(y, 0, (size_t)L * sizeof(T));
+    y[c] = T(1);
+    for (int64_t j = r - 1; j >= 0; --j) {
+      const T* x = w.h + j * lda + j;
+      axpy(y + j, x, L - j, w.tau[j] * dot(x, y + j, L - j));
+    }
+  }
+}
+
+// One m x n matrix. Long vectors: A's columns (m > n) or rows (m <= n).
+template <class T>
+static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
+                int64_t vrows, bool vectors, Work<T>& w, int64_t lda, const oc_parallel& par) {
+  const bool tall = m > n;
+  const int64_t k = tall ? n : m, L = tall ? m : n;
+  const int64_t cols = !vectors ? k : tall ? ucols : vrows;
+  T amax = 0;
+  bool ok = true;
+  for (int64_t i = 0; i < m * n; ++i) {
+    const T x = fabs(a[i]);
+    ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
+    amax = x > amax ? x : amax;
+  }
+  *finite = ok;
+  if (!ok) {
+    const T nan = std::numeric_limits<T>::quiet_NaN();
+    if (s) std::fill(s, s + k, nan);
+    if (u) std::fill(u, u + m * ucols, nan);
+    if (vh) std::fill(vh, vh + vrows * n, nan);
+    return;
+  }
+  int e = 0;
+  if (amax > 0) frexp(amax, &e);
+  const T down = (T)ldexp(1.0, -e), up = (T)ldexp(1.0, e);  // exact scalings
+  for (int64_t j = 0; j < k; ++j) {
+    T* gj = w.g + j * lda;
+    if (tall)
+      for (int64_t i = 0; i < L; ++i) gj[i] = a[i * n + j] * down;
+    else
+      for (int64_t i = 0; i < L; ++i) gj[i] = a[j * n + i] * down;
+    w.gr[j] = gj;
+    if (vectors) {
+      w.vr[j] = w.v + j * k;
+      memset(w.vr[j], 0, (size_t)k * sizeof(T));
+      w.vr[j][j] = T(1);
+    }
+  }
+  jacobi(w, k, L, vectors, par);
+  for (int64_t j = 0; j < k; ++j) w.norm[j] = sqrt(dot(w.gr[j], w.gr[j], L));
+  // descending: sort the row pointers (the short vectors follow their long ones)
+  for (int64_t j = 1; j < k; ++j) {
+    const T nj = w.norm[j];
+    T* gj = w.gr[j];
+    T* vj = vectors ? w.vr[j] : nullptr;
+    int64_t i = j;
+    for (; i > 0 && w.norm[i - 1] < nj; --i) {
+      w.norm[i] = w.norm[i - 1];
+      w.gr[i] = w.gr[i - 1];
+      if (vectors) w.vr[i] = w.vr[i - 1];
+    }
+    w.norm[i] = nj;
+    w.gr[i] = gj;
+    if (vectors) w.vr[i] = vj;
+  }
+  if (s)
+    for (int64_t j = 0; j < k; ++j) s[j] = w.norm[j] * up;
+  if (!vectors) return;
+  // long vectors of singular values below L eps of the largest are not trusted as directions
+  const T small = w.norm[0] * (T)L * std::numeric_limits<T>::epsilon();
+  int64_t r = 0;
+  while (r < k && w.norm[r] > small) {
+    const T f = T(1) / w.norm[r];
+    for (int64_t i = 0; i < L; ++i) w.gr[r][i] *= f;
+    ++r;
+  }
+  if (r < cols) complete(w, r, k, cols, L, lda);
+  // the short vectors carry every rotation's rounding (~ sweeps k eps off orthogonal for large k):
+  // one modified Gram-Schmidt pass, in descending order, brings them back to eps (k^3 flops, a few
+  // percent of the sweeps)
+  if (k >= 16)
+    for (int64_t j = 0; j < k; ++j) {
+      T* x = w.vr[j];
+      for (int64_t i = 0; i < j; ++i) axpy(x, w.vr[i], k, dot(w.vr[i], x, k));
+      const T f = T(1) / sqrt(dot(x, x, k));
+      for (int64_t i = 0; i < k; ++i) x[i] *= f;
+    }
+  auto longv = [&](int64_t j) -> const T* { return j < k ? w.gr[j] : w.g + j * lda; };
+  if (tall) {  // U's columns are the long vectors, Vh's rows the short ones
+    if (u)
+      for (int64_t j = 0; j < ucols; ++j) {
+        const T* x = longv(j);
+        for (int64_t i = 0; i < m; ++i) u[i * ucols + j] = x[i];
+      }
+    if (vh)
+      for (int64_t j = 0; j < k; ++j) memcpy(vh + j * n, w.vr[j], (size_t)n * sizeof(T));
+  } else {  // U's columns are the short vectors, Vh's rows the long ones
+    if (u)
+      for (int64_t j = 0; j < k; ++j)
+        for (int64_t i = 0; i < m; ++i) u[i * m + j] = w.vr[j][i];
+    if (vh)
+      for (int64_t j = 0; j < vrows; ++j) memcpy(vh + j * n, longv(j), (size_t)n * sizeof(T));
+  }
+}
+
+template <class T>
+static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, int64_t m, int64_t n,
+               int64_t ucols, int64_t vrows, bool vectors, const oc_parallel& par) {
+  const int64_t k = m < n ? m : n, L = m < n ? n : m;
+  const int64_t cols = !vectors ? k : m > n ? ucols : vrows;
+  const int64_t line = 64 / (int64_t)sizeof(T);
+  const int64_t lda = L <= line ? L : div_up(L, line) * line;
+  const size_t bytes = Work<T>::bytes(cols, k, lda, vectors);
+  auto at = [&](int64_t b, T* base, int64_t size) { return base ? base + b * size : nullptr; };
+  if (batch < 4 && k >= kParallelK && par.run != nullptr) {  // parallelism inside each matrix
+    void* buf = malloc(bytes);
+    if (!buf) return OC_OUT_OF_MEMORY;
+    Work<T> w;
+    w.carve(buf, cols, k, lda, vectors);
+    for (int64_t b = 0; b < batch; ++b)
+      one<T>(a + b * m * n, at(b, u, m * ucols), at(b, s, k), at(b, vh, vrows * n), finite + b, m, n, ucols, vrows,
+             vectors, w, lda, par);
+    free(buf);
+    return 0;
+  }
+  const int64_t nt = num_tasks(batch, 8.0 * (double)k * k * L, 1 << 16, 1024);
+  std::atomic<bool> failed{false};
+  auto task = [&](size_t t) {
+    int64_t b0, b1;
+    split_range(batch, nt, (int64_t)t, b0, b1);
+    void* buf = malloc(bytes);
+    if (!buf) {
+      failed.store(true, std::memory_order_relaxed);
+      return;
+    }
+    Work<T> w;
+    w.carve(buf, cols, k, lda, vectors);
+    for (int64_t b = b0; b < b1; ++b)
+      one<T>(a + b * m * n, at(b, u, m * ucols), at(b, s, k), at(b, vh, vrows * n), finite + b, m, n, ucols, vrows,
+             vectors, w, lda, oc_serial);
+    free(buf);
+  };
+  parallel_for(par, (size_t)nt, task);
+  return failed.load(std::memory_order_relaxed) ? OC_OUT_OF_MEMORY : 0;
+}
+
+int svd_f32(const float* a, float* u, float* s, float* vh, uint8_t* finite, int64_t batch, int64_t m, int64_t n,
+            int64_t ucols, int64_t vrows, bool vectors, oc_parallel par) {
+  return run(a, u, s, vh, finite, batch, m, n, ucols, vrows, vectors, par);
+}
+
+int svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finite, int64_t batch, int64_t m,
+            int64_t n, int64_t ucols, int64_t vrows, bool vectors, oc_parallel par) {
+  return run(a, u, s, vh, finite, batch, m, n, ucols, vrows, vectors, par);
+}
+
+#endif  // OC_ISA_PASS

@@ -1,0 +1,180 @@
+"""Svd and Svdvals (torch.linalg.svd, torch.linalg.svdvals): reconstruction and orthogonality to a small
+multiple of max(M, N) * eps, singular values as numpy's (descending, non-negative) to a small multiple of
+eps times the largest, torch's shapes and errors, in a session, by direct call and as a torch op (the
+OpInfo samples and exporters: test_svd_paths.py)."""
+import numpy as np
+import pytest
+
+import ortcustom
+from ortcustom import kernels
+from ortcustom.ops import Svd, Svdvals
+
+from helpers import InvalidArgument, session
+
+torch = pytest.importorskip("torch")
+import ortcustom.torch_ops  # noqa: E402,F401
+
+DOM = ortcustom.Domain("ortcustom").add(Svd, Svdvals)
+EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
+
+
+def run(op, a, **attrs):
+    sess = session(op, DOM, {"A": (a.dtype, None)}, attrs=attrs or None)
+    out = sess.run(None, {"A": a})
+    return out[0] if op is Svdvals else tuple(out)
+
+
+def with_singular_values(rng, shape, s):
+    """Matrices of `shape` (..., m, n) with the singular values s (k of them), random singular vectors."""
+    m, n = shape[-2:]
+    u, _ = np.linalg.qr(rng.standard_normal(shape[:-2] + (m, m)))
+    v, _ = np.linalg.qr(rng.standard_normal(shape[:-2] + (n, n)))
+    k = min(m, n)
+    return (u[..., :, :k] * s) @ np.swapaxes(v[..., :, :k], -1, -2)
+
+
+def assert_svd(a, u, s, vh, full, c=4.0):
+    """torch's shapes and dtype; S descending, non-negative, numpy's to c k eps |S|max; U and Vh orthonormal and
+    U diag(S) Vh = A to c max(m, n) eps (norm-wise)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    assert u.shape == batch + (m, m if full else k) and s.shape == batch + (k,)
+    assert vh.shape == batch + (n if full else k, n)
+    assert u.dtype == s.dtype == vh.dtype == a.dtype
+    eps = EPS[a.dtype.type]
+    if k == 0:
+        np.testing.assert_array_equal(u, np.broadcast_to(np.eye(m, u.shape[-1]), u.shape))
+        np.testing.assert_array_equal(vh, np.broadcast_to(np.eye(vh.shape[-2], n), vh.shape))
+        return
+    a64, u64, s64, vh64 = (x.astype(np.float64) for x in (a, u, s, vh))
+    assert (s64 >= 0).all() and (np.diff(s64, axis=-1) <= 0).all()
+    want = np.linalg.svd(a64, compute_uv=False)
+    top = want[..., :1]
+    assert (np.abs(s64 - want) <= c * k * eps * np.maximum(top, np.finfo(np.float64).tiny)).all(), \
+        np.abs(s64 - want).max()
+    for q in (np.swapaxes(u64, -1, -2) @ u64, vh64 @ np.swapaxes(vh64, -1, -2)):
+        off = np.abs(q - np.eye(q.shape[-1])).max(initial=0)
+        assert off <= c * max(m, n) * eps, off
+    rec = (u64[..., :, :k] * s64[..., None, :]) @ vh64[..., :k, :]
+    norm = np.linalg.norm(a64, axis=(-2, -1))
+    err = np.linalg.norm(rec - a64, axis=(-2, -1))
+    assert (err <= c * max(m, n) * eps * norm).all(), (err / np.maximum(norm, 1e-300)).max()
+
+
+SHAPES = [(1, 1), (3, 3), (4, 4), (1000, 3, 3), (64, 4, 4), (9, 8, 8), (2, 3, 5, 5), (7, 3), (3, 7), (4, 2, 9),
+          (5, 9, 2), (1, 6), (6, 1), (3, 17, 17), (2, 65, 40), (40, 65), (130, 130), (2, 100, 100), (0, 3, 3),
+          (2, 0, 0), (2, 0, 3), (3, 0), (0, 4, 2)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", SHAPES)
+def test_svd_every_path(dtype, shape):
+    a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    for full in (1, 0):
+        got = [run(Svd, a, full_matrices=full), kernels.svd(a, full_matrices=full),
+               tuple(t.numpy() for t in torch.ops.ortcustom.svd(torch.from_numpy(a), full))]
+        for u, s, vh in got:
+            assert_svd(a, u, s, vh, full)
+        want = [t.numpy() for t in torch.linalg.svd(torch.from_numpy(a), full_matrices=bool(full))]
+        assert [x.shape for x in got[0]] == [x.shape for x in want]  # torch's shapes, empty ones included
+    for s in (run(Svdvals, a), kernels.svdvals(a), torch.ops.ortcustom.svdvals(torch.from_numpy(a)).numpy()):
+        np.testing.assert_array_equal(s, got[0][1])  # the same values, the vectors not formed
+    if a.size:  # the reference is numpy's
+        np.testing.assert_allclose(Svdvals.reference(a), got[0][1], rtol=0,
+                                   atol=8 * max(shape[-2:]) * EPS[dtype] * np.abs(got[0][1]).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(8, 8), (60, 60), (40, 25), (25, 40), (200, 200)])
+def test_rank_deficient(dtype, shape):
+    """Zero singular values: S's zeros to eps of the largest, and the bases still complete and orthonormal
+    (their vectors of the zero values, and full_matrices' extra ones, an orthonormal completion)."""
+    rng = np.random.default_rng(shape[0])
+    k = min(shape)
+    s = np.zeros(k)
+    s[: k // 3] = rng.uniform(1, 3, k // 3)
+    a = with_singular_values(rng, shape, s).astype(dtype)
+    for full in (1, 0):
+        u, got, vh = run(Svd, a, full_matrices=full)
+        assert_svd(a, u, got, vh, full)
+        assert (got[k // 3:] <= 4 * k * EPS[dtype] * got[0]).all()
+    z = np.zeros(shape, dtype)  # all zero: S = 0, U and Vh orthonormal still
+    u, got, vh = run(Svd, z, full_matrices=1)
+    assert_svd(z, u, got, vh, 1)
+    assert not got.any()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_badly_conditioned_and_scaled(dtype):
+    """Singular values spread over cond (1e6 float, 1e14 double): each to eps of the largest, the factors
+    backward stable; entries near the overflow and underflow thresholds are scaled, not squared."""
+    rng = np.random.default_rng(7)
+    cond = 1e6 if dtype == np.float32 else 1e14
+    for shape in ((300, 300), (2, 90, 70)):
+        k = min(shape[-2:])
+        a = with_singular_values(rng, shape, np.logspace(0, -np.log10(cond), k)).astype(dtype)
+        u, s, vh = run(Svd, a, full_matrices=0)
+        assert_svd(a, u, s, vh, 0)
+    big = np.finfo(dtype).max / 8
+    tiny = np.finfo(dtype).tiny * 1024
+    for scale in (big, tiny):
+        a = rng.standard_normal((3, 6, 5))
+        a = (a / np.abs(a).max() * scale).astype(dtype)
+        u, s, vh = kernels.svd(a, full_matrices=1)
+        assert np.isfinite(s).all() and s.max() > 0
+        np.testing.assert_allclose(s / scale, np.linalg.svd(a.astype(np.float64) / scale, compute_uv=False),
+                                   rtol=1e-3)
+
+
+def test_repeated_singular_values():
+    """The identity, and matrices with repeated values: U and Vh any orthonormal bases with U S Vh = A."""
+    for a in (np.eye(6), np.diag([3.0, 3.0, 1.0, 1.0]), np.ones((5, 5)), -np.eye(4)[:, ::-1]):
+        u, s, vh = run(Svd, a, full_matrices=1)
+        assert_svd(a, u, s, vh, 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_nan_and_inf_are_errors_naming_op_node_and_batch_index(dtype):
+    a = np.random.default_rng(0).standard_normal((4, 3, 5)).astype(dtype)
+    a[2, 1, 1] = np.nan
+    a[3, 0, 0] = np.inf
+    for op in (Svd, Svdvals):
+        sess = session(op, DOM, {"A": (a.dtype, None)})
+        with pytest.raises(InvalidArgument, match=rf"{op.name} \(node 'n0'\): input A: the matrix at batch index 2 "
+                                                  r"holds a NaN or an infinity"):
+            sess.run(None, {"A": a})
+        got = sess.run(None, {"A": a[:2]})[1 if op is Svd else 0]  # the session survives
+        np.testing.assert_array_equal(got, kernels.svdvals(a[:2]))
+        with pytest.raises(ValueError, match=rf"{op.name}: .*batch index 2 holds a NaN"):
+            op.reference(a)
+    b = a[3:]
+    with pytest.raises(ValueError, match=r"Svd: input A: the matrix at batch index 0 holds a NaN or an infinity"):
+        kernels.svd(b)
+    with pytest.raises(ValueError, match="batch index 2"):
+        torch.ops.ortcustom.svdvals(torch.from_numpy(a))
+    with pytest.raises(Exception, match="non-finite"):  # torch raises too
+        torch.linalg.svdvals(torch.from_numpy(a))
+
+
+@pytest.mark.parametrize("shape", [(3,), ()])
+def test_bad_shapes_are_clear_errors(shape):
+    for op in (Svd, Svdvals):
+        sess = session(op, DOM, {"A": (np.float32, None)})
+        with pytest.raises(InvalidArgument, match=rf"{op.name} \(node 'n0'\): input A has shape .*\(\.\.\., M, N\)"):
+            sess.run(None, {"A": np.ones(shape, np.float32)})
+
+
+def test_only_some_outputs_used():
+    """A node that uses S alone, or U alone: what it uses is the full result's."""
+    from ortcustom.testing import make_model
+    import onnxruntime as ort
+    from helpers import CPU
+
+    a = np.random.default_rng(3).standard_normal((5, 6, 4))
+    model = make_model(Svd, DOM, {"A": (np.float64, ["b", 6, 4])}, attrs={"full_matrices": 0})
+    sess = ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
+    assert [o.shape for o in sess.get_outputs()] == [["b", 6, 4], ["b", 4], ["b", 4, 4]]
+    u, s, vh = kernels.svd(a, full_matrices=0)
+    np.testing.assert_array_equal(sess.run(["S"], {"A": a})[0], s)
+    np.testing.assert_array_equal(sess.run(["U"], {"A": a})[0], u)
