@@ -63,6 +63,10 @@ def make_impl(case, key: str, label: str):
 
         ta, tv = torch.from_numpy(a), torch.from_numpy(v)
         fn = (lambda: torch.linalg.solve(ta, tv).numpy()) if solve else (lambda: torch.linalg.slogdet(ta)[1].numpy())
+        try:
+            fn()
+        except RuntimeError as e:  # torch 2.13 on 2 threads: batched solve with n >= ~150 fails (its LU's pivots)
+            raise C.Unavailable(f"torch fails here: {str(e).splitlines()[0][:100]}") from None
         return C.Impl(key, label, fn)
     if key == "numpy":
         fn = (lambda: np.linalg.solve(a, v[..., None])[..., 0]) if solve else (lambda: np.linalg.slogdet(a)[1])
