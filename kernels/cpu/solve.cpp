@@ -12,7 +12,9 @@
 // Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U by rows
 // of X (each step an axpy along a contiguous row segment of a column chunk); as rows (one vector
 // per row: vectors, and X A = B on A's transposed factors), forward and back substitution by dot
-// products of contiguous rows of the factors.
+// products of contiguous rows of the factors. n <= 8 with no broadcast: each matrix is factored and
+// solved (or its determinant read off) in one pass while in cache, its factors never stored.
+// Determinants: one log per matrix (a mantissa and exponent product: no overflow, no underflow).
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -532,8 +534,8 @@ void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs,
     T w[OC_LU_FUSED_MAX_N * OC_LU_FUSED_MAX_N];
     int32_t p[OC_LU_FUSED_MAX_N];
     for (int64_t m = m0; m < m1; ++m) {
-      const T* f = lu + m * n * n;
-      const int32_t* q = piv + m * n;
+      const T* f = fused ? w : lu + m * n * n;
+      const int32_t* q = fused ? p : piv + m * n;
       if (fused) {
         int32_t info = 0;
         load_matrix(a + m * n * n, w, n, false);
@@ -546,8 +548,6 @@ void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs,
 #undef OC_SMALL
           default: break;
         }
-        f = w;
-        q = p;
       }
       determinant(f, q, n, sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
     }
