@@ -402,7 +402,7 @@ template <class T>
 void solve(const T* lu, const int32_t* piv, const T* b, T* x, const int64_t* a_index, const int64_t* b_index,
            int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
   const int64_t nn = n * n, nk = n * k;
-  const int64_t chunk = rows ? 16 : kChunk;  // vectors (rows) or columns per unit
+  const int64_t chunk = rows ? int64_t{16} : int64_t{kChunk};  // vectors (rows) or columns per unit
   const int64_t chunks = div_up(k, chunk);
   const int64_t units = count * chunks;
   const int64_t nt = num_tasks(units, (double)nn * (double)(k < chunk ? k : chunk), 1 << 16, 1024);
