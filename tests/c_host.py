@@ -83,8 +83,13 @@ def _dtype(name: str) -> np.dtype:
 
 
 def raw_bytes(array) -> bytes:
-    """`array` in the host's raw format."""
+    """`array` in the host's raw format (text: str as UTF-8, bytes as they are, each after its byte
+    count as a uint64)."""
     a = np.asarray(array)
+    if a.dtype.kind in "USO":
+        elems = [v.encode() if isinstance(v, str) else bytes(v) for v in a.reshape(-1)]
+        return (f"string {a.ndim}{''.join(f' {d}' for d in a.shape)}\n".encode()
+                + b"".join(len(e).to_bytes(8, "little") + e for e in elems))
     if a.dtype.name not in DTYPES:
         raise TypeError(f"oc_host has no raw format for {a.dtype}")
     data = np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<"), copy=False).tobytes()
@@ -100,8 +105,21 @@ def parse_raw(blob: bytes) -> np.ndarray:
     words = header.decode().split()
     if not sep or len(words) < 2 or len(words) != 2 + int(words[1]):
         raise ValueError(f"not a raw tensor: header {header[:80]!r}")
-    dtype = _dtype(words[0]).newbyteorder("<")
     shape = tuple(int(w) for w in words[2:])
+    if words[0] == "string":  # str where the bytes are UTF-8, else bytes
+        out, at = [], 0
+        for _ in range(int(np.prod(shape))):
+            n = int.from_bytes(data[at:at + 8], "little")
+            e = data[at + 8:at + 8 + n]
+            at += 8 + n
+            try:
+                out.append(e.decode())
+            except UnicodeDecodeError:
+                out.append(e)
+        arr = np.empty(len(out), object)
+        arr[:] = out
+        return arr.reshape(shape)
+    dtype = _dtype(words[0]).newbyteorder("<")
     return np.frombuffer(data, dtype=dtype).reshape(shape).astype(dtype.newbyteorder("="))
 
 

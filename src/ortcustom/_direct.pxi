@@ -79,6 +79,18 @@ cdef int _direct_scratch(void* self, size_t nbytes, void** data, char** message)
         return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
 
 
+cdef int _direct_strings(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept with gil:
+    call = <object>self
+    cdef int64_t j
+    try:
+        call.strings(i, [PyUnicode_DecodeUTF8(elements[j].data, elements[j].size, NULL) for j in range(n)])
+        return OC_OK
+    except BaseException as e:
+        if call.error is None:
+            call.error = e
+        return _message(message, exception_text(e), OC_FAIL)
+
+
 def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,
                int32_t device_id, size_t stream, outs=None):
     """Runs od's kernel for `device` once. `row`: the binding's element types (inputs, outputs);
@@ -129,6 +141,7 @@ def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple att
         host.self = <void*>call
         host.output = _direct_output
         host.scratch = _direct_scratch
+        host.strings = _direct_strings
         with nogil:
             rc = oc_direct_run(dk.k, ins, <int32_t>n, device, device_id, <void*>stream, threads, &host, expect, &msg)
     finally:

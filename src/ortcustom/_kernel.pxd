@@ -20,6 +20,11 @@ cdef extern from "ortcustom/kernel.h" nogil:
         OC_ATTR_INTS
         OC_ATTR_FLOATS
         OC_ATTR_STRINGS
+        OC_STRING
+
+    ctypedef struct oc_string:
+        const char* data
+        int64_t size
 
     ctypedef struct oc_tensor:
         const void* data
@@ -56,6 +61,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         void (*parallel_for)(oc_context* ctx, size_t n, oc_task_fn fn, void* arg) noexcept nogil
         int (*scratch)(oc_context* ctx, size_t bytes, void** data) noexcept nogil
         int (*fail)(oc_context* ctx, int code, const char* message) noexcept nogil
+        int (*set_string)(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size) noexcept nogil
 
     ctypedef struct oc_context:
         const oc_host* host
@@ -92,6 +98,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
 
     int oc_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t rank, void** data)
     int oc_fail(oc_context* ctx, int code, const char* message)
+    int oc_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size)
 
 
 cdef extern from "ortcustom/op_def.h" nogil:
@@ -165,6 +172,7 @@ cdef extern from "glue.h" nogil:
         void* self
         int (*output)(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data, char** message) noexcept
         int (*scratch)(void* self, size_t bytes, void** data, char** message) noexcept
+        int (*strings)(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept
     ctypedef struct oc_direct_kernel
     oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
                                        const oc_attr* attrs, int32_t n_attrs, int* code, char** message)

@@ -26,6 +26,7 @@ cimport numpy as cnp
 from cpython.object cimport PyObject_Call
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.string cimport memmove
 import dis
 import inspect
@@ -58,15 +59,58 @@ cdef int typenum_of(int onnx_type) except -1:
 
 
 cdef object view(const oc_tensor* t, bint writeable):
-    """A NumPy array viewing t's host memory (no copy)."""
+    """A NumPy array viewing t's host memory (no copy); a string tensor: an object array of str."""
     cdef cnp.npy_intp dims[OC_MAX_RANK]
     cdef int32_t i
+    if t.dtype == OC_STRING:
+        return _text_array(t)
     for i in range(t.rank):
         dims[i] = <cnp.npy_intp>t.shape[i]
     arr = cnp.PyArray_SimpleNewFromData(<int>t.rank, dims, typenum_of(<int>t.dtype), <void*>t.data)
     if not writeable:
         cnp.PyArray_CLEARFLAGS(<cnp.ndarray>arr, cnp.NPY_ARRAY_WRITEABLE)
     return arr
+
+
+cdef object _text_array(const oc_tensor* t):
+    """A string input's elements (UTF-8: the glue checked) as a read-only object array of str, as
+    onnxruntime gives string tensors to Python."""
+    cdef const oc_string* e = <const oc_string*>t.data
+    cdef int64_t j
+    arr = np.empty(tuple([t.shape[j] for j in range(t.rank)]), object)
+    if t.size:
+        arr.reshape(-1)[:] = [PyUnicode_DecodeUTF8(e[j].data, e[j].size, NULL) for j in range(t.size)]
+    arr.flags.writeable = False
+    return arr
+
+
+cdef int _set_strings(oc_context* ctx, int32_t i, object r, str name) except -1:
+    """String output i: allocated with r's shape, each element set from r's (str, or bytes)."""
+    cdef int64_t dims[OC_MAX_RANK]
+    cdef int32_t j
+    cdef Py_ssize_t k
+    cdef bytes b
+    arr = r if cnp.PyArray_Check(r) else np.asarray(r, object)
+    if arr.dtype.kind not in "UOS":
+        raise _KernelError(f"output {name} has dtype {arr.dtype}; the op declares string")
+    if arr.ndim > OC_MAX_RANK:
+        raise _KernelError(f"output {name} has rank {arr.ndim}; at most {OC_MAX_RANK}")
+    for j in range(arr.ndim):
+        dims[j] = arr.shape[j]
+    _output(ctx, i, dims, arr.ndim)
+    for k, v in enumerate(arr.reshape(-1)):
+        if isinstance(v, str):
+            try:
+                b = (<str>v).encode("utf-8")
+            except UnicodeEncodeError as e:
+                raise _KernelError(f"output {name} element {k} cannot be UTF-8 ({e.reason})") from None
+        elif isinstance(v, bytes):
+            b = <bytes>v
+        else:
+            raise _KernelError(f"output {name} element {k} is {type(v).__name__}; a string tensor holds str")
+        if oc_set_string(ctx, i, k, <const char*>b, len(b)) != OC_OK:
+            raise _OutputFailed()
+    return 0
 
 
 # ---- what is known of an op's function, once per op -----------------------------------------
@@ -244,8 +288,8 @@ cdef int _run(oc_context* ctx, bint cuda) except -1:
     if plan.wants_out:
         ready = plan.can_prealloc
         if ready:
-            for i in range(n_decl):
-                if not ins[<int32_t>plan.out_src[i]].present:
+            for i in range(n_decl):  # (string outputs are set element by element: never given as out=)
+                if not ins[<int32_t>plan.out_src[i]].present or ctx.dtypes[len(op.inputs) + i] == OC_STRING:
                     ready = False
                     break
         if ready:
@@ -319,6 +363,8 @@ cdef int _copy_result(oc_context* ctx, int32_t i, object r, str name, object wan
     cdef oc_tensor t
     cdef int64_t dims[OC_MAX_RANK]
     cdef int32_t j
+    if onnx_type == OC_STRING:
+        return _set_strings(ctx, i, r, name)
     arr = _checked(r, name, want, onnx_type, cuda)
     shape = arr.shape
     for j in range(arr.ndim):

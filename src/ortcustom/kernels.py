@@ -30,6 +30,7 @@ from .registry import InvalidAttribute, Op, check_text, checked
 from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
+_TEXT = numpy_dtype("string")  # object: a string output's elements are str
 
 _CPU, _CUDA = 0, 1
 
@@ -40,13 +41,13 @@ def _lib(a) -> str:
 
 
 def _accepts(names) -> str:
-    return ", ".join(str(numpy_dtype(t)) if numpy_dtype(t) is not None else t for t in names)
+    return ", ".join(t if numpy_dtype(t) is None or numpy_dtype(t) == _TEXT else str(numpy_dtype(t)) for t in names)
 
 
 class _Operand:
     """One input as the kernel sees it: pointer, shape, element type, device, byte range."""
 
-    __slots__ = ("value", "dtype", "shape", "ptr", "device", "nbytes", "type")
+    __slots__ = ("value", "dtype", "shape", "ptr", "device", "nbytes", "type", "keep")
 
     def __init__(self, op: Op, decl, value, device: int):
         self.value = value
@@ -74,8 +75,36 @@ class _Operand:
             self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
             self.ptr = arr.ctypes.data
             self.device = _CPU
+            if arr.dtype.kind in "USO":  # text: the kernel reads oc_string elements (kernel.h)
+                self.keep = _pack_strings(op, decl, arr)
+                self.ptr, self.nbytes, self.type = self.keep[1].ctypes.data if arr.size else 0, 0, "string"
+                return
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
         self.type = _TYPE_OF_DTYPE.get(self.dtype)
+
+
+def _pack_strings(op: Op, decl, arr):
+    """A string input as the kernel reads it: (the UTF-8 bytes, each element followed by a NUL; the
+    oc_string rows (pointer, size) into them). Elements are str, or bytes (checked as UTF-8 by the
+    glue)."""
+    enc = []
+    for j, v in enumerate(arr.reshape(-1)):
+        if isinstance(v, str):
+            try:
+                enc.append(v.encode("utf-8"))
+            except UnicodeEncodeError as e:  # a lone surrogate
+                raise ValueError(f"{op.name}: {decl.name} element {j} cannot be UTF-8 ({e.reason})") from None
+        elif isinstance(v, bytes):
+            enc.append(v)
+        else:
+            raise TypeError(f"{op.name}: {decl.name} element {j} is {type(v).__name__}; a string tensor holds str")
+    buf = np.frombuffer(b"\0".join(enc) + b"\0", np.uint8)
+    rows = np.empty((len(enc), 2), np.int64)
+    sizes = np.fromiter(map(len, enc), np.int64, len(enc))
+    rows[:, 1] = sizes
+    rows[:, 0] = buf.ctypes.data
+    rows[1:, 0] += np.cumsum(sizes[:-1] + 1)
+    return buf, rows
 
 
 def _c_strides(shape, item):
@@ -128,6 +157,9 @@ class _Call:
                                  f"{shape} on the inputs' device (output {name}), got {adtype} {ashape}")
             self.results[i] = a
             return ptr
+        if dtype == _TEXT:  # its elements come through strings() once the kernel is done
+            self.results[i] = np.full(shape, "", object)
+            return 0
         try:
             a = _empty(self.like, shape, dtype, self.device)
         except (ValueError, MemoryError) as e:  # NumPy's words name no op: "array is too big", ...
@@ -136,6 +168,10 @@ class _Call:
         self.results[i] = a
         ptr, _, _, _ = _describe_out(a, self.device)
         return ptr
+
+    def strings(self, i: int, values: list) -> None:
+        """String output i's elements, as the kernel set them (valid UTF-8: the glue checked)."""
+        self.results[i].reshape(-1)[:] = values
 
     def scratch(self, nbytes: int) -> int:
         """Device scratch memory (host scratch is the glue's own)."""

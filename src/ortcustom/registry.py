@@ -333,6 +333,11 @@ class Op:
                     _fail(n, f"torch_args names {a!r}, which is neither an input nor an attribute: {known}")
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
+        if self.torch is not None:
+            for io in (*self.inputs, *self.outputs):
+                if any(element_type(t).torch is None for t in self.types.get(io.type, (io.type,))):
+                    _fail(n, f"torch={self.torch!r}: {io.name} may be a string tensor, which torch has no "
+                             f"type for (declare the op without torch=)")
         if self.native is not None and not isinstance(self.native, (str, NativeKernel)):
             _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "
                      f"ortcustom.load_kernels(path)[name], got {self.native!r}")

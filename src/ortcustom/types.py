@@ -25,7 +25,8 @@ class ElementType:
 
     @property
     def size(self) -> int:
-        return 2 if self.numpy is None else self.numpy.itemsize  # bfloat16: 2 bytes
+        """Bytes per element in a kernel's buffer (a string: its oc_string, pointer and size)."""
+        return 16 if self.name == "string" else 2 if self.numpy is None else self.numpy.itemsize  # bfloat16: 2
 
     def __str__(self) -> str:
         return self.name  # how messages print a type, on every path (kernel.hpp's dtype_name too)
@@ -44,6 +45,9 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in (
     _e("int16", 5, "int16_t", np.int16, "int16"),
     _e("int32", 6, "int32_t", np.int32, "int32"),
     _e("int64", 7, "int64_t", np.int64, "int64"),
+    # UTF-8 text; NumPy: object arrays of str (what onnxruntime returns), str_ ("<U") and bytes_ arrays
+    # are taken as inputs too; torch has no strings
+    _e("string", 8, "oc_string", object, None),
     _e("bool", 9, "bool", np.bool_, "bool"),
     _e("float16", 10, "half", np.float16, "float16", "half"),
     _e("double", 11, "double", np.float64, "float64", "float64"),
@@ -84,6 +88,8 @@ def numpy_dtype(name: str) -> np.dtype | None:
 def name_of_dtype(dtype) -> str:
     """The element type name of a NumPy dtype; ValueError for one ONNX Runtime has no tensor of."""
     dt = np.dtype(dtype)
+    if dt.kind in "US":  # fixed-width text or bytes: a string tensor's elements
+        return "string"
     try:
         return _BY_DTYPE[dt].name
     except KeyError:

@@ -16,9 +16,10 @@
  *
  * Tensor files ("raw format", inputs and outputs alike): one ASCII header line
  *     <dtype> <rank> <d0> <d1> ... <d(rank-1)>\n
- * (dtype a numpy name: float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool),
- * then exactly d0*...*d(rank-1) elements, C order, little-endian. Output NAME is written to
- * DIR/NAME.bin ('/' in a name becomes '_').
+ * (dtype a numpy name: float32, float64, float16, bfloat16, int8..int64, uint8..uint64, bool; or
+ * string), then exactly d0*...*d(rank-1) elements, C order, little-endian (a string element: its
+ * byte count as a uint64, then its bytes). Output NAME is written to DIR/NAME.bin ('/' in a name
+ * becomes '_'). String inputs go to ORT with FillStringTensor (each element up to its first NUL).
  *
  * Prints "ERROR: <message>" on stdout and exits with: 1 runtime unusable (dlopen, GetApi(17),
  * CreateEnv), 2 usage or file error, 3 library registration, 4 session creation, 5 run,
@@ -53,6 +54,7 @@ static const DType dtypes[] = {
     {"int32", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, 4},     {"uint32", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, 4},
     {"int64", ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, 8},     {"uint64", ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, 8},
     {"bool", ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, 1},
+    {"string", ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING, 0},   /* size 0: elements of their own length */
 };
 enum { N_DTYPES = sizeof dtypes / sizeof dtypes[0] };
 
@@ -62,7 +64,9 @@ typedef struct Tensor {
     size_t rank;
     int64_t dims[MAX_RANK];
     size_t bytes;
-    void* data;
+    void* data;        /* a string tensor: its elements as the raw file holds them */
+    char** strings;    /* a string input: each element, NUL-terminated (FillStringTensor's form) */
+    size_t count;
 } Tensor;
 
 /* Everything the threads share (read-only while they run) plus each thread's own results. */
@@ -114,6 +118,53 @@ static const DType* dtype_of(ONNXTensorElementDataType type) {
 }
 
 /* ------------------------------------------------------------------ raw files */
+/* The rest of f: t->count elements, each a uint64 byte count then the bytes. */
+static void read_strings(const char* path, FILE* f, Tensor* t) {
+    size_t cap = 4096, used = 0, got;
+    char* blob = malloc(cap);
+    while (blob && (got = fread(blob + used, 1, cap - used, f)) > 0)
+        if ((used += got) == cap) blob = realloc(blob, cap *= 2);
+    fclose(f);
+    if (!blob || !(t->strings = calloc(t->count ? t->count : 1, sizeof *t->strings)))
+        fail(EXIT_USAGE, "%s: out of memory", path);
+    size_t at = 0;
+    for (size_t k = 0; k < t->count; k++) {
+        uint64_t n;
+        if (used - at < sizeof n) fail(EXIT_USAGE, "%s: element %zu: no byte count", path, k);
+        memcpy(&n, blob + at, sizeof n);
+        at += sizeof n;
+        if (used - at < n) fail(EXIT_USAGE, "%s: element %zu: want %llu bytes", path, k, (unsigned long long)n);
+        t->strings[k] = strndup(blob + at, (size_t)n);
+        at += (size_t)n;
+    }
+    if (at != used) fail(EXIT_USAGE, "%s: %zu bytes after the last element", path, used - at);
+    t->data = blob;
+    t->bytes = used;
+}
+
+/* A string output in the raw form: ORT's packed bytes and offsets, one byte count per element. */
+static OrtStatus* take_strings(const OrtValue* v, Tensor* t, size_t count) {
+    size_t total = 0;
+    OrtStatus* st = ort->GetStringTensorDataLength(v, &total);
+    if (st) return st;
+    char* packed = malloc(total ? total : 1);
+    size_t* offsets = malloc((count ? count : 1) * sizeof *offsets);
+    t->bytes = total + count * sizeof(uint64_t);
+    t->data = malloc(t->bytes ? t->bytes : 1);
+    if (count && !(st = ort->GetStringTensorContent(v, packed, total, offsets, count))) {
+        char* p = t->data;
+        for (size_t k = 0; k < count; k++) {
+            const uint64_t n = (k + 1 < count ? offsets[k + 1] : total) - offsets[k];
+            memcpy(p, &n, sizeof n);
+            memcpy(p + sizeof n, packed + offsets[k], (size_t)n);
+            p += sizeof n + n;
+        }
+    }
+    free(packed);
+    free(offsets);
+    return st;
+}
+
 static void read_raw(const char* path, Tensor* t) {
     FILE* f = fopen(path, "rb");
     if (!f) fail(EXIT_USAGE, "cannot open %s: %s", path, strerror(errno));
@@ -135,6 +186,12 @@ static void read_raw(const char* path, Tensor* t) {
         t->dims[i] = d;
         count *= (size_t)d;
         p += n;
+    }
+    t->count = count;
+    t->strings = NULL;
+    if (t->dtype->type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
+        read_strings(path, f, t);
+        return;
     }
     t->bytes = count * t->dtype->size;
     t->data = malloc(t->bytes ? t->bytes : 1);   /* never NULL: ORT wants a pointer even for 0 elements */
@@ -184,6 +241,7 @@ static char* run_once(const Job* job, Tensor* out) {
             || (st = ort->GetDimensionsCount(info, &out[i].rank))
             || (out[i].rank <= MAX_RANK && (st = ort->GetDimensions(info, out[i].dims, out[i].rank)))
             || (st = ort->GetTensorShapeElementCount(info, &count))
+            || (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING && (st = take_strings(values[i], &out[i], count)))
             || (st = ort->GetTensorMutableData(values[i], &data))) {
             err = take_message(st);
         } else if (out[i].rank > MAX_RANK || !(out[i].dtype = dtype_of(type))) {
@@ -191,7 +249,7 @@ static char* run_once(const Job* job, Tensor* out) {
             snprintf(buf, sizeof buf, "output %s: rank %zu / element type %d not supported by oc_host",
                      job->out_names[i], out[i].rank, (int)type);
             err = strdup(buf);
-        } else {
+        } else if (type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
             out[i].bytes = count * out[i].dtype->size;
             out[i].data = malloc(out[i].bytes ? out[i].bytes : 1);
             if (out[i].bytes) memcpy(out[i].data, data, out[i].bytes);
@@ -324,6 +382,15 @@ int main(int argc, char** argv) {
     check(ort->CreateCpuMemoryInfo(OrtArenaAllocator, OrtMemTypeDefault, &cpu), EXIT_RUNTIME);
     for (size_t i = 0; i < n_in; i++) {
         read_raw(in_files[i], &inputs[i]);
+        if (inputs[i].strings) {  /* ORT owns a string tensor's elements: made, then filled */
+            if (!alloc) check(ort->GetAllocatorWithDefaultOptions(&alloc), EXIT_RUNTIME);
+            check(ort->CreateTensorAsOrtValue(alloc, inputs[i].dims, inputs[i].rank, inputs[i].dtype->type,
+                                              &in_values[i]), EXIT_RUN);
+            if (inputs[i].count)
+                check(ort->FillStringTensor(in_values[i], (const char* const*)inputs[i].strings, inputs[i].count),
+                      EXIT_RUN);
+            continue;
+        }
         check(ort->CreateTensorWithDataAsOrtValue(cpu, inputs[i].data, inputs[i].bytes, inputs[i].dims,
                                                   inputs[i].rank, inputs[i].dtype->type, &in_values[i]),
               EXIT_RUN);
@@ -332,7 +399,7 @@ int main(int argc, char** argv) {
     /* Outputs: all of the model's, by the names the session reports. */
     size_t n_out = 0;
     char* out_names[MAX_ITEMS];
-    check(ort->GetAllocatorWithDefaultOptions(&alloc), EXIT_RUNTIME);
+    if (!alloc) check(ort->GetAllocatorWithDefaultOptions(&alloc), EXIT_RUNTIME);
     check(ort->SessionGetOutputCount(session, &n_out), EXIT_SESSION);
     if (n_out > MAX_ITEMS) fail(EXIT_SESSION, "model has %zu outputs; oc_host takes %d", n_out, MAX_ITEMS);
     for (size_t i = 0; i < n_out; i++) check(ort->SessionGetOutputName(session, i, alloc, &out_names[i]), EXIT_SESSION);
@@ -387,6 +454,8 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < n_out; i++) check(ort->AllocatorFree(alloc, out_names[i]), EXIT_RUNTIME);
     for (size_t i = 0; i < n_in; i++) {
         ort->ReleaseValue(in_values[i]);
+        for (size_t k = 0; inputs[i].strings && k < inputs[i].count; k++) free(inputs[i].strings[k]);
+        free(inputs[i].strings);
         free(inputs[i].data);
         free((char*)in_names[i]);
     }

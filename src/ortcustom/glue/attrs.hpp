@@ -52,6 +52,7 @@ class CreateRun : public Run {
   int alloc_device_scratch(size_t, void**) override;
   void free_device_scratch(void*) override {}
   void run_tasks(size_t n, oc_task_fn fn, void* arg) override;
+  int store_string(int32_t, int64_t, const char*, int64_t) override { return OC_FAIL; }  // no outputs in create
 
  private:
   std::vector<oc_tensor> inputs_;

@@ -50,14 +50,43 @@ class DirectRun : public Run {
   int alloc_output(int32_t i, const int64_t* shape, int32_t rank, void** data) override {
     char* msg = nullptr;
     const int rc = host_->output(host_->self, i, shape, rank, data, &msg);
-    return rc == OC_OK ? OC_OK : take(rc, msg);
+    if (rc != OC_OK) return take(rc, msg);
+    if (output_dtype(i) == OC_STRING) {
+      int64_t n = 1;
+      for (int32_t d = 0; d < rank; ++d) n *= shape[d];
+      if (strings_.size() < (size_t)c.n_outputs) strings_.resize((size_t)c.n_outputs);
+      strings_[(size_t)i].assign((size_t)n, std::string());
+      string_outputs_.push_back(i);
+    }
+    return OC_OK;
   }
+
+ public:
+  // The string outputs' elements to the caller, after a successful compute.
+  int hand_strings() {
+    std::vector<oc_string> elems;
+    for (int32_t i : string_outputs_) {
+      const std::vector<std::string>& s = strings_[(size_t)i];
+      elems.resize(s.size());
+      for (size_t j = 0; j < s.size(); ++j) elems[j] = {s[j].data(), (int64_t)s[j].size()};
+      char* msg = nullptr;
+      const int rc = host_->strings(host_->self, i, elems.data(), (int64_t)elems.size(), &msg);
+      if (rc != OC_OK) return take(rc, msg);
+    }
+    return OC_OK;
+  }
+
+ protected:
   int alloc_device_scratch(size_t bytes, void** data) override {
     char* msg = nullptr;
     const int rc = host_->scratch(host_->self, bytes, data, &msg);
     return rc == OC_OK ? OC_OK : take(rc, msg);
   }
   void free_device_scratch(void*) override {}  // the caller's library keeps it until the call returns
+  int store_string(int32_t i, int64_t j, const char* p, int64_t n) override {
+    strings_[(size_t)i][(size_t)j].assign(p, (size_t)n);  // sized by alloc_output, on compute's thread
+    return OC_OK;
+  }
   void run_tasks(size_t n, oc_task_fn fn, void* arg) override {
 #ifdef _OPENMP
     if (threads_ > 1) {
@@ -78,6 +107,8 @@ class DirectRun : public Run {
   }
   int32_t threads_;
   const oc_direct_host* host_;
+  std::vector<std::vector<std::string>> strings_;  // per output: a string output's elements
+  std::vector<int32_t> string_outputs_;
 };
 
 }  // namespace
@@ -167,7 +198,8 @@ extern "C" int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs,
                                                          d.name, inputs[i].rank, OC_MAX_RANK)));
         return OC_INVALID_ARGUMENT;
       }
-    const int rc = r.compute();
+    int rc = r.compute();
+    if (rc == OC_OK) rc = r.hand_strings();
     if (rc != OC_OK) *message = copy_message(where(k->op, "", r.message()));
     return rc;
   } catch (const std::bad_alloc&) {

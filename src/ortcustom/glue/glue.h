@@ -68,6 +68,9 @@ typedef struct oc_direct_host {
   int (*output)(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data, char** message);
   /* device scratch (CPU scratch is the glue's own) */
   int (*scratch)(void* self, size_t bytes, void** data, char** message);
+  /* after a successful compute, once per string output the kernel allocated: its n elements (valid
+     during the call only) */
+  int (*strings)(void* self, int32_t i, const oc_string* elements, int64_t n, char** message);
 } oc_direct_host;
 
 /* A kernel's per-call state, made once per (kernel, attributes, element types) and reused. */

@@ -223,14 +223,22 @@ struct OrtApi {
     OrtStatusPtr (*SessionGetOutputName)(const OrtSession* session, size_t index, OrtAllocator* allocator, char** out);
     void (*unused_38)(void); void (*unused_39)(void); void (*unused_40)(void);
     void (*unused_41)(void); void (*unused_42)(void); void (*unused_43)(void); void (*unused_44)(void);
-    void (*unused_45)(void); void (*unused_46)(void); void (*unused_47)(void); void (*unused_48)(void);
+    void (*unused_45)(void); void (*unused_46)(void); void (*unused_47)(void);
+    /* a tensor ORT allocates from `allocator` (a string tensor: `count` empty strings) */
+    OrtStatusPtr (*CreateTensorAsOrtValue)(OrtAllocator* allocator, const int64_t* shape, size_t shape_len,
+                                           ONNXTensorElementDataType type, OrtValue** out);
     /* wraps caller-owned memory (not copied): `data` must outlive the value */
     OrtStatusPtr (*CreateTensorWithDataAsOrtValue)(const OrtMemoryInfo* info, void* data, size_t bytes,
                                                    const int64_t* dims, size_t count,
                                                    ONNXTensorElementDataType type, OrtValue** out);
     void (*unused_50)(void);
     OrtStatusPtr (*GetTensorMutableData)(OrtValue* value, void** out);
-    void (*unused_52)(void); void (*unused_53)(void); void (*unused_54)(void);
+    /* string tensors: s_len NUL-terminated strings in; the total bytes (no NULs); all elements
+     * packed into s (s_len >= the total), element k starting at offsets[k] (offsets_len = count) */
+    OrtStatusPtr (*FillStringTensor)(OrtValue* value, const char* const* s, size_t s_len);
+    OrtStatusPtr (*GetStringTensorDataLength)(const OrtValue* value, size_t* len);
+    OrtStatusPtr (*GetStringTensorContent)(const OrtValue* value, void* s, size_t s_len, size_t* offsets,
+                                           size_t offsets_len);
     OrtStatusPtr (*CastTypeInfoToTensorInfo)(const OrtTypeInfo* type_info, const OrtTensorTypeAndShapeInfo** out);
     void (*unused_56)(void);
     OrtStatusPtr (*CreateTensorTypeAndShapeInfo)(OrtTensorTypeAndShapeInfo** out);
@@ -365,7 +373,9 @@ struct OrtApi {
     OrtStatusPtr (*KernelInfo_GetNodeName)(const OrtKernelInfo* info, char* out, size_t* size);  /* 1.15 */
     void (*unused_245)(void); void (*unused_246)(void); void (*unused_247)(void); void (*unused_248)(void);
     void (*unused_249)(void);
-    void (*unused_250)(void); void (*unused_251)(void); void (*unused_252)(void);
+    void (*unused_250)(void); void (*unused_251)(void);
+    /* element `index` of a string tensor resized to `length` bytes; *buffer its bytes to write */
+    OrtStatusPtr (*GetResizedStringTensorElementBuffer)(OrtValue* value, size_t index, size_t length, char** buffer);  /* 1.15 */
     OrtStatusPtr (*KernelContext_GetAllocator)(const OrtKernelContext* ctx, const OrtMemoryInfo* mem_info, OrtAllocator** out);  /* 1.15 */
     void (*unused_254)(void);
 
@@ -480,7 +490,11 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(AddCustomOpDomain) == 28);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputCount) == 31);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SessionGetOutputName) == 37);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorWithDataAsOrtValue) == 49);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorAsOrtValue) == 48);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMutableData) == 51);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(FillStringTensor) == 52);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetStringTensorDataLength) == 53);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetStringTensorContent) == 54);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CastTypeInfoToTensorInfo) == 55);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(CreateTensorTypeAndShapeInfo) == 57);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetTensorElementType) == 58);
@@ -524,6 +538,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetResizedStringTensorElementBuffer) == 252);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputTypeShape) == 268);

@@ -298,8 +298,22 @@ class OrtRun : public Run {
     if ((size_t)i >= node_outputs_) return OC_OK;  // an optional output the node omits
     OrtValue* v = nullptr;
     OrtStatus* st = api_->KernelContext_GetOutput(ctx_, (size_t)i, shape, (size_t)rank, &v);
+    if (!st && v && output_dtype(i) == OC_STRING) {  // its elements: store_string
+      if (string_out_.size() < (size_t)c.n_outputs) string_out_.resize((size_t)c.n_outputs, nullptr);
+      string_out_[(size_t)i] = v;
+      return OC_OK;
+    }
     if (!st && v) st = api_->GetTensorMutableData(v, data);
     return st ? status_fail(st) : OC_OK;
+  }
+  int store_string(int32_t i, int64_t j, const char* p, int64_t n) override {
+    OrtValue* v = (size_t)i < string_out_.size() ? string_out_[(size_t)i] : nullptr;
+    if (v == nullptr) return OC_OK;  // an optional output the node omits
+    char* buf = nullptr;
+    OrtStatus* st = api_->GetResizedStringTensorElementBuffer(v, (size_t)j, (size_t)n, &buf);
+    if (st) return status_fail(st);
+    if (n > 0) memcpy(buf, p, (size_t)n);
+    return OC_OK;
   }
   int alloc_device_scratch(size_t bytes, void** data) override;
   void free_device_scratch(void* p) override {
@@ -323,6 +337,7 @@ class OrtRun : public Run {
     return rc;
   }
   OrtStatus* read_input(size_t i, oc_tensor* t, int64_t* dims);
+  OrtStatus* read_strings(const OrtValue* v, oc_tensor* t);
 
   const Kernel* k_;
   const OrtApi* api_;
@@ -330,7 +345,38 @@ class OrtRun : public Run {
   size_t node_outputs_ = 0;
   const OrtMemoryInfo* mem_ = nullptr;  // of the first device input (device scratch)
   OrtAllocator* alloc_ = nullptr;
+  std::vector<OrtValue*> string_out_;  // per output: the string tensor store_string writes
+  // the string inputs' bytes and elements (ORT's C API lends no view of them: one copy per run)
+  std::vector<std::vector<char>> string_bytes_;
+  std::vector<std::vector<oc_string>> string_elems_;
 };
+
+// A string input as oc_string elements: ORT packs the bytes (element k from offsets[k]); each is
+// moved up by k bytes, last first, to make room for its NUL.
+OrtStatus* OrtRun::read_strings(const OrtValue* v, oc_tensor* t) {
+  t->data = nullptr;
+  if (t->size == 0) return nullptr;
+  const size_t n = (size_t)t->size;
+  size_t total = 0;
+  OrtStatus* st = api_->GetStringTensorDataLength(v, &total);
+  if (st) return st;
+  string_bytes_.emplace_back(total + n);
+  string_elems_.emplace_back(n);
+  std::vector<char>& bytes = string_bytes_.back();
+  std::vector<oc_string>& elems = string_elems_.back();
+  std::vector<size_t> offsets(n);
+  st = api_->GetStringTensorContent(v, bytes.data(), total, offsets.data(), n);
+  if (st) return st;
+  char* b = bytes.data();
+  for (size_t k = n; k-- > 0;) {
+    const size_t len = (k + 1 < n ? offsets[k + 1] : total) - offsets[k];
+    memmove(b + offsets[k] + k, b + offsets[k], len);
+    b[offsets[k] + k + len] = 0;
+    elems[k] = {b + offsets[k] + k, (int64_t)len};
+  }
+  t->data = elems.data();
+  return nullptr;
+}
 
 OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
   const OrtValue* v = nullptr;
@@ -370,11 +416,14 @@ OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
     if (!st) st = api_->GetTensorShapeElementCount(info, &count);
     api_->ReleaseTensorTypeAndShapeInfo(info);
   }
-  if (!st) st = api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
   if (st) return st;
   t->rank = (int32_t)rank;
   t->dtype = (int32_t)type;
   t->size = (int64_t)count;
+  st = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING
+           ? read_strings(v, t)
+           : api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
+  if (st) return st;
   t->present = 1;
   t->device = OC_CPU;
   const oc_op_def* def = k_->g->def;

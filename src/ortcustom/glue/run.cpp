@@ -1,6 +1,8 @@
 // The kernel contract, checked at the boundary (run.hpp).
 #include "run.hpp"
 
+#include "utf8.hpp"
+
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +64,7 @@ Run::Run(const oc_op_def* op, const oc_kernel* kernel, int32_t device) : op_(op)
 }
 
 const oc_host Run::kHost = {OC_ABI_VERSION, &Run::host_output, &Run::host_parallel_for,
-                            &Run::host_scratch, &Run::host_fail};
+                            &Run::host_scratch, &Run::host_fail, &Run::host_set_string};
 
 int Run::fail(int code, std::string message) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -75,6 +77,10 @@ int Run::fail(int code, std::string message) {
 
 const char* Run::output_name(int32_t i) const {
   return op_->outputs[i < op_->n_outputs ? i : op_->n_outputs - 1].name;
+}
+
+int32_t Run::output_dtype(int32_t i) const {
+  return c.dtypes ? c.dtypes[op_->n_inputs + (i < op_->n_outputs ? i : op_->n_outputs - 1)] : OC_UNDEFINED;
 }
 
 bool Run::output_wanted(int32_t i) const {
@@ -124,7 +130,39 @@ int Run::host_output(oc_context* ctx, int32_t i, const int64_t* shape, int32_t r
                                      any ? " (-1: any size)" : ""));
     }
   }
-  return r->alloc_output(i, shape, rank, data);
+  const int rc = r->alloc_output(i, shape, rank, data);
+  if (rc == OC_OK && r->output_dtype(i) == OC_STRING) {
+    int64_t n = 1;
+    for (int32_t d = 0; d < rank; ++d) n *= shape[d];
+    if (r->string_count_.size() < (size_t)ctx->n_outputs) r->string_count_.resize((size_t)ctx->n_outputs, -1);
+    r->string_count_[(size_t)i] = n;
+    *data = nullptr;  // a string output's elements are set with oc_set_string, never written
+  }
+  return rc;
+}
+
+int Run::host_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size) {
+  Run* r = of(ctx);
+  if (i < 0 || i >= ctx->n_outputs)
+    return r->fail(OC_FAIL, format("oc_set_string: the kernel named output %d; the op has %d", i, ctx->n_outputs));
+  const char* name = r->output_name(i);
+  if (r->output_dtype(i) != OC_STRING)
+    return r->fail(OC_FAIL, format("oc_set_string: output %s is a %s tensor, not a string one", name,
+                                   dtype_text(r->output_dtype(i))));
+  const int64_t n = (size_t)i < r->string_count_.size() ? r->string_count_[(size_t)i] : -1;
+  if (n < 0) return r->fail(OC_FAIL, format("oc_set_string: output %s was not allocated (oc_output first)", name));
+  if (index < 0 || index >= n)
+    return r->fail(OC_FAIL, format("oc_set_string: output %s has %lld elements; the kernel set element %lld", name,
+                                   (long long)n, (long long)index));
+  if (size < 0 || (size > 0 && bytes == nullptr))
+    return r->fail(OC_FAIL, format("oc_set_string: output %s element %lld: the kernel gave %s", name,
+                                   (long long)index, size < 0 ? "a negative size" : "no bytes"));
+  const int64_t bad = utf8_error_at(bytes, size);
+  if (bad >= 0)
+    return r->fail(OC_FAIL, format("output %s element %lld: the kernel set bytes that are not UTF-8 (byte %lld is "
+                                   "0x%02x)", name, (long long)index, (long long)bad,
+                                   (unsigned)(unsigned char)bytes[bad]));
+  return r->store_string(i, index, bytes, size);
 }
 
 struct TaskCall {
@@ -195,8 +233,26 @@ void Run::release_scratch() {
   n_scratch_ = 0;
 }
 
+int Run::check_string_inputs() {
+  for (int32_t i = 0; i < c.n_inputs; ++i) {
+    const oc_tensor& t = c.inputs[i];
+    if (!t.present || t.dtype != OC_STRING) continue;
+    const oc_string* s = static_cast<const oc_string*>(t.data);
+    for (int64_t j = 0; j < t.size; ++j) {
+      const int64_t bad = utf8_error_at(s[j].data, s[j].size);
+      if (bad >= 0)
+        return fail(OC_INVALID_ARGUMENT,
+                    format("input %s element %lld is not UTF-8 (byte %lld is 0x%02x)",
+                           op_->inputs[i < op_->n_inputs ? i : op_->n_inputs - 1].name, (long long)j, (long long)bad,
+                           (unsigned)(unsigned char)s[j].data[bad]));
+    }
+  }
+  return OC_OK;
+}
+
 int Run::compute() {
-  int rc = OC_OK;
+  int rc = check_string_inputs();
+  if (rc != OC_OK) return rc;
   try {  // a kernel not written with kernel.hpp may let an exception out: never past this frame
     rc = kernel_->compute(&c);
   } catch (const std::exception& e) {

@@ -58,8 +58,14 @@ class Run {
   virtual int alloc_device_scratch(size_t bytes, void** data) = 0;
   virtual void free_device_scratch(void* p) = 0;
   virtual void run_tasks(size_t n, oc_task_fn fn, void* arg) = 0;
+  // element j of string output i (allocated, j in range, UTF-8: checked) := n bytes from p; may run
+  // on several threads at once for distinct elements
+  virtual int store_string(int32_t i, int64_t j, const char* p, int64_t n) = 0;
   // whether output i must be allocated by compute (the node uses it)
   virtual bool output_wanted(int32_t i) const;
+  // the element type of output i (c.dtypes: a variadic output's tensors share its entry)
+  int32_t output_dtype(int32_t i) const;
+  const char* output_name(int32_t i) const;
 
   const oc_op_def* op_;
   const oc_kernel* kernel_;
@@ -73,10 +79,11 @@ class Run {
   static void host_parallel_for(oc_context* ctx, size_t n, oc_task_fn fn, void* arg);
   static int host_scratch(oc_context* ctx, size_t bytes, void** data);
   static int host_fail(oc_context* ctx, int code, const char* message);
+  static int host_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size);
   static void task(void* arg, size_t i);
   static Run* of(oc_context* ctx) { return reinterpret_cast<Frame*>(ctx)->self; }
-  const char* output_name(int32_t i) const;
   void release_scratch();
+  int check_string_inputs();
 
   std::mutex mu_;  // fail and scratch may be called from parallel_for tasks
   int code_ = OC_OK;
@@ -86,6 +93,9 @@ class Run {
   // outputs given out: 0..63 in a mask (no allocation per run), any more beside it
   uint64_t allocated_ = 0;
   std::vector<bool> allocated_more_;
+  // per output, its element count once allocated as a string output (-1: none such); sized by
+  // oc_output, which tasks never call, and only read by set_string
+  std::vector<int64_t> string_count_;
   bool allocated(int32_t i) const {
     return i < 64 ? (allocated_ >> i) & 1 : (size_t)i - 64 < allocated_more_.size() && allocated_more_[(size_t)i - 64];
   }

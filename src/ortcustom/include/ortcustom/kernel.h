@@ -28,8 +28,8 @@
  *  - compute allocates every output the node uses, once, with rank 0..OC_MAX_RANK; an output the
  *    op declares shape="<input>" must get exactly that input's shape.
  *  - compute may run on several threads at once for one node: it must not modify shared state.
- *  - a parallel_for task may call oc_fail and oc_scratch (both thread-safe), never oc_output or
- *    oc_parallel_for.
+ *  - a parallel_for task may call oc_fail, oc_scratch and oc_set_string (thread-safe), never
+ *    oc_output or oc_parallel_for.
  *  - a CUDA kernel launches only on `ctx->stream`, on device `ctx->device_id` (the device its
  *    inputs are on; kernel.hpp's OC_KERNEL makes it current), and never synchronizes.
  *  - no C++ exception may leave create, compute or destroy (kernel.hpp's OC_KERNEL and
@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; a kernel built against another version is refused. */
-#define OC_ABI_VERSION 3
+#define OC_ABI_VERSION 4
 
 /* Dims of a tensor a kernel takes or makes, at most. */
 #define OC_MAX_RANK 16
@@ -61,6 +61,7 @@ typedef enum oc_dtype {
   OC_INT16 = 5,
   OC_INT32 = 6,
   OC_INT64 = 7,
+  OC_STRING = 8,   /* oc_string elements (see below) */
   OC_BOOL = 9,
   OC_FLOAT16 = 10, /* IEEE binary16 bits */
   OC_DOUBLE = 11,
@@ -90,6 +91,16 @@ typedef enum oc_status {
   OC_FAIL = 2,             /* anything else (a failed launch, ...): ORT FAIL, RuntimeError */
   OC_OUT_OF_MEMORY = 3     /* ORT FAIL, Python MemoryError */
 } oc_status;
+
+/* One element of a string tensor: `size` bytes of UTF-8 (checked by ortcustom), then a NUL that
+   is not counted (an element may hold NULs of its own). An input of type OC_STRING has `data`
+   pointing to `size` of these, valid during compute. A kernel never writes a string output's
+   memory: it allocates the output with oc_output (which gives *data NULL; every element starts
+   empty) and sets each element with oc_set_string, which copies the bytes. */
+typedef struct oc_string {
+  const char* data;
+  int64_t size;
+} oc_string;
 
 /* An input (or, in create, the element type of one). */
 typedef struct oc_tensor {
@@ -142,6 +153,10 @@ typedef struct oc_host {
   int (*scratch)(oc_context* ctx, size_t bytes, void** data);
   /* Records the error message (copied) and returns `code`: `return oc_fail(ctx, ...)`. */
   int (*fail)(oc_context* ctx, int code, const char* message);
+  /* Sets element `index` of string output i (allocated with oc_output) to `size` bytes copied from
+     `bytes` (UTF-8; anything else is an error naming the output and the element). Thread-safe for
+     distinct elements: parallel_for tasks may call it. */
+  int (*set_string)(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size);
 } oc_host;
 
 struct oc_context {
@@ -207,6 +222,9 @@ static inline int oc_scratch(oc_context* ctx, size_t bytes, void** data) {
 }
 static inline int oc_fail(oc_context* ctx, int code, const char* message) {
   return ctx->host->fail(ctx, code, message);
+}
+static inline int oc_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size) {
+  return ctx->host->set_string(ctx, i, index, bytes, size);
 }
 
 #if defined(_WIN32)

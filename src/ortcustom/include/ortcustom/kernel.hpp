@@ -52,7 +52,7 @@ struct bfloat16 {
   X(bfloat16, OC_BFLOAT16, "bfloat16") X(int8_t, OC_INT8, "int8") X(uint8_t, OC_UINT8, "uint8")    \
   X(int16_t, OC_INT16, "int16") X(uint16_t, OC_UINT16, "uint16") X(int32_t, OC_INT32, "int32")     \
   X(uint32_t, OC_UINT32, "uint32") X(int64_t, OC_INT64, "int64") X(uint64_t, OC_UINT64, "uint64")  \
-  X(bool, OC_BOOL, "bool")
+  X(bool, OC_BOOL, "bool") X(oc_string, OC_STRING, "string")
 
 // dtype_of<T>::value: T's oc_dtype; type_of<D>::type: the C++ type of oc_dtype D.
 template <class T>
@@ -180,6 +180,11 @@ class Context {
   }
 
   int scratch(size_t bytes, void** data) { return c_->host->scratch(c_, bytes, data); }
+
+  // Element `index` of string output i: `size` bytes copied from `bytes` (thread-safe per element).
+  int set_string(int32_t i, int64_t index, const char* bytes, int64_t size) {
+    return c_->host->set_string(c_, i, index, bytes, size);
+  }
 
   // printf-style; returns `code` (OC_INVALID_ARGUMENT for bad input, OC_OUT_OF_MEMORY, OC_FAIL).
   int fail(int code, const char* fmt, ...) {
