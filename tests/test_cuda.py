@@ -11,7 +11,7 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import (Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx,
+from ortcustom.ops import (Cholesky, CholeskyEx, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve, SolveEx,
                            SolveTriangular, Svd, Svdvals)
 from ortcustom.testing import make_model
 
@@ -44,7 +44,7 @@ if not builtin_info("cuda_built"):
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
-                                           SolveTriangular, Solve, SolveEx, Slogdet, Svd, Svdvals)
+                                           SolveTriangular, Solve, SolveEx, Slogdet, Svd, Svdvals, Qr)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -282,6 +282,41 @@ def test_svd_on_gpu_nan_for_non_finite():
     u, s, vh = _run_all_bound(sess, cp.asarray(a))  # no error without a synchronization: NaN instead
     assert np.isnan(s[2:]).all() and np.isnan(u[2:]).all() and np.isnan(vh[2:]).all()
     np.testing.assert_allclose(s[:2], kernels.svdvals(a[:2]), atol=1e-12)
+
+
+# ---- Qr --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4096, 3, 3), (1024, 4, 4), (64, 8, 8), (8, 7, 3), (8, 3, 7), (2, 40, 40), (0, 3, 3),
+                                   (2, 0, 3), (2, 3, 0)])
+@pytest.mark.parametrize("mode", ["reduced", "complete", "r"])
+def test_qr_on_gpu_is_cupys_and_the_cpu_kernels(dtype, shape, mode):
+    """cupy.linalg.qr (cuSOLVER's geqrf + orgqr) follows LAPACK's conventions as ours: the same factors, element-wise,
+    for well-conditioned matrices; and the CPU kernel's to rounding, in a session and by direct call on CuPy arrays."""
+    from test_qr import assert_like_torch, assert_qr, well_conditioned
+
+    a = well_conditioned(np.random.default_rng(sum(shape)), shape, dtype)
+    sess = cuda_session(Qr, {"A": (a.dtype, list(shape))}, attrs={"mode": mode})
+    q, r = _run_all_bound(sess, cp.asarray(a))
+    assert_qr(a, q, r, mode)
+    assert_like_torch((q, r), kernels.qr(a, mode=mode), a)
+    dq, dr = (cp.asnumpy(x) for x in kernels.qr(cp.asarray(a), mode=mode))
+    assert_like_torch((dq, dr), (q, r), a)
+    for b in range(min(3, int(np.prod(shape[:-2])))):
+        if 0 in shape[-2:]:
+            break
+        want = cp.linalg.qr(cp.asarray(a[b]), mode=mode)
+        want = (np.zeros((0,), dtype), cp.asnumpy(want)) if mode == "r" else tuple(cp.asnumpy(x) for x in want)
+        assert_like_torch((q if mode == "r" else q[b], r[b]), want, a[b])
+
+
+def test_qr_on_gpu_nan_spreads_no_error():
+    a = np.random.default_rng(0).standard_normal((4, 5, 5))
+    a[2, 1, 1] = np.nan
+    a[3, 0, 0] = np.inf
+    q, r = _run_all_bound(cuda_session(Qr, {"A": (a.dtype, list(a.shape))}), cp.asarray(a))
+    assert not np.isfinite(q[2]).all() and not np.isfinite(r[3]).all()
+    np.testing.assert_allclose(r[:2], kernels.qr(a[:2])[1], atol=1e-12)
 
 
 # ---- SolveTriangular -------------------------------------------------------------------------

@@ -13,6 +13,8 @@ CALLS = {  # what a user writes, on inputs each accepts
     "torch.linalg.solve_triangular": (lambda a, b: torch.linalg.solve_triangular(a, b, upper=False),
                                       lambda: (_spd(3).tril(), torch.ones(2, 3, 2))),
     "torch.linalg.qr": (lambda a: torch.linalg.qr(a)[0], lambda: (_spd(3),)),
+    "torch.linalg.qr complete": (lambda a: torch.linalg.qr(a[:, :, :2], mode="complete")[0], lambda: (_spd(3),)),
+    "torch.linalg.qr r": (lambda a: torch.linalg.qr(a, mode="r")[1], lambda: (_spd(3),)),
     "torch.linalg.eigh": (lambda a: torch.linalg.eigh(a)[0], lambda: (_spd(3),)),
     "torch.linalg.svd": (lambda a: torch.linalg.svd(a)[1], lambda: (_spd(3),)),
     "torch.linalg.svdvals": (lambda a: torch.linalg.svdvals(a), lambda: (_spd(3),)),

@@ -15,8 +15,8 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, GroupNorm, Inverse, SearchSorted, Slogdet, Solve, SolveEx,
-                   SolveTriangular, Svd, Svdvals, library_domains)
+from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve,
+                   SolveEx, SolveTriangular, Svd, Svdvals, library_domains)
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
@@ -295,14 +295,19 @@ def svdvals(domain: str | None = None) -> OpMapping:
     return OpMapping("aten::linalg_svdvals", Svdvals, domain or DEFAULT_DOMAINS["Svdvals"], args=("A", None))
 
 
+def qr(domain: str | None = None) -> OpMapping:
+    """aten::linalg_qr (torch.linalg.qr; mode 'reduced', 'complete' or 'r') -> Qr: (Q, R)."""
+    return OpMapping("aten::linalg_qr", Qr, domain or DEFAULT_DOMAINS["Qr"], args=("A", "mode"))
+
+
 BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
            "cholesky_ex": cholesky_ex, "solve_triangular": solve_triangular, "solve": solve, "solve_ex": solve_ex,
-           "slogdet": slogdet, "svd": svd, "svdvals": svdvals}
+           "slogdet": slogdet, "svd": svd, "svdvals": svdvals, "qr": qr}
 """The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd", "svdvals"."""
+"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd", "svdvals", "qr"."""
 
 GROUPS = {"linalg": ("inverse", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd",
-                     "svdvals")}
+                     "svdvals", "qr")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

@@ -5,13 +5,14 @@ from .cholesky import Cholesky, CholeskyEx
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
+from .qr import Qr
 from .searchsorted import SearchSorted
 from .solve import Slogdet, Solve, SolveEx
 from .solve_triangular import SolveTriangular
 from .svd import Svd, Svdvals
 
 ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Solve, SolveEx, Slogdet, Svd,
-       Svdvals)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+       Svdvals, Qr)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
