@@ -132,6 +132,11 @@ def test_lapacks_sign_conventions():
             np.testing.assert_array_equal(r, tri)
             np.testing.assert_array_equal(q, np.broadcast_to(np.eye(5), q.shape))
             np.testing.assert_array_equal(r, torch_qr(tri, mode)[1])
+    big = np.triu(np.random.default_rng(2).standard_normal((150, 120)))  # the blocked path: every tau 0 too
+    for mode in ("reduced", "complete"):
+        q, r = kernels.qr(big, mode=mode)
+        np.testing.assert_array_equal(r, big[: r.shape[0]])
+        np.testing.assert_array_equal(q, np.eye(150, q.shape[1]))
     a = np.array([[[0.0, 1.0], [1.0, 0.0]], [[2.0, 1.0], [1.0, 3.0]], [[-2.0, 1.0], [1.0, 3.0]]])
     q, r = kernels.qr(a)
     assert r[0, 0, 0] < 0 and r[1, 0, 0] < 0 and r[2, 0, 0] > 0  # -sign(alpha) ||x||, sign(0) = +

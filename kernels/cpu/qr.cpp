@@ -9,12 +9,15 @@
 // Applying H = I - tau v v^T to a column is a dot product and an axpy along contiguous memory.
 //
 // Factorization by panels of kPanel columns, left-looking inside the panel (each panel column gets
-// the panel's earlier reflectors, then makes its own); then the trailing columns get the panel's
-// reflectors, kGroup columns at a time (each reflector read once per group while the group stays in
-// L1), groups split across tasks for a large matrix. Q = H_0 ... H_{k-1} applied to the identity's
-// columns, each column independent (reflector p only to columns >= p: the others are still unit
-// vectors that it leaves alone), by groups of kGroup columns again. The same steps for every size:
-// square matrices up to 8 get them with the sizes known at compile time (unrolled), many per task.
+// the panel's earlier reflectors, then makes its own). The trailing columns get the panel's
+// reflectors at once in LAPACK's compact WY form, H_p0 ... H_p1-1 = I - V T V^T (dlarft): two
+// matrix products, V^T C and C - V (T^T V^T C), in outer-product form on register tiles (no
+// horizontal sums), column chunks split across tasks for a large matrix. Q = H_0 ... H_{k-1} I,
+// panel by panel from the last, the same way (only the columns >= the panel's first: the others
+// are still unit vectors that it leaves alone). Narrow panels or few columns: the reflectors one
+// by one. Square matrices up to 8: the one-by-one steps with the sizes known at compile time
+// (unrolled), many per task. Every batch path runs a matrix with the same steps, so one large
+// matrix gives the same bits alone (split across tasks) as in a batch.
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -74,6 +77,27 @@ static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
   memcpy(p, &v, sizeof v);
 }
 
+// The sum of a vector's lanes, by halves (a few adds, not W - 1 in a chain).
+template <class T, int W>
+struct Halves {
+  static OC_ALWAYS_INLINE T sum(const typename ::oc::detail::Simd<T, W>::type& v) {
+    typedef typename ::oc::detail::Simd<T, W / 2>::type H;
+    H lo, hi;
+    memcpy(&lo, &v, sizeof lo);
+    memcpy(&hi, reinterpret_cast<const char*>(&v) + sizeof lo, sizeof hi);
+    return Halves<T, W / 2>::sum(lo + hi);
+  }
+};
+template <class T>
+struct Halves<T, 2> {
+  static OC_ALWAYS_INLINE T sum(const typename ::oc::detail::Simd<T, 2>::type& v) { return v[0] + v[1]; }
+};
+
+template <class T, int W>
+static OC_ALWAYS_INLINE T hsum(const typename ::oc::detail::Simd<T, W>::type& v) {
+  return Halves<T, W>::sum(v);
+}
+
 template <class T>
 static OC_ALWAYS_INLINE T dot(const T* OC_RESTRICT x, const T* OC_RESTRICT y, int64_t len) {
   typedef typename Vec<T>::type V;
@@ -87,8 +111,7 @@ static OC_ALWAYS_INLINE T dot(const T* OC_RESTRICT x, const T* OC_RESTRICT y, in
       a1 += vload<V>(x + i + W) * vload<V>(y + i + W);
     }
     for (; i + W <= len; i += W) a0 += vload<V>(x + i) * vload<V>(y + i);
-    const V s = a0 + a1;
-    for (int l = 0; l < W; ++l) r += s[l];
+    r = hsum<T, W>(a0 + a1);
   }
   for (; i < len; ++i) r += x[i] * y[i];
   return r;
@@ -220,6 +243,263 @@ static OC_ALWAYS_INLINE void load_t(const T* a, T* w, int64_t m, int64_t n) {
     for (int64_t j = 0; j < n; ++j) w[j * m + i] = a[i * n + j];
 }
 
+// ---- the blocked (compact WY) updates: a panel's reflectors H_p0 ... H_p1-1 = I - V T V^T (LAPACK's
+// dlarft, forward, columnwise), applied to many columns as two matrix products.
+
+// Rows of V padded to a multiple of two vectors (the product kernels' tile).
+template <class T>
+static OC_ALWAYS_INLINE int64_t padded(int64_t nb) {
+  return div_up(nb, 2 * Vec<T>::W) * 2 * Vec<T>::W;
+}
+
+// V dense (rows [p0, m), L = m - p0: zeros above row p0 + i in column i, 1 there, v's tail below), twice:
+// by columns (vd: column i at vd + i * L) and by rows (vdt: row r at vdt + r * nbp, zero-padded to nbp).
+template <class T>
+static void pack_v(const T* w, int64_t m, int64_t p0, int64_t p1, T* vd, T* vdt) {
+  const int64_t L = m - p0, nb = p1 - p0, nbp = padded<T>(nb);
+  for (int64_t i = 0; i < nb; ++i) {
+    T* d = vd + i * L;
+    const int64_t j = p0 + i;
+    for (int64_t r = 0; r < i; ++r) d[r] = T(0);
+    d[i] = T(1);
+    memcpy(d + i + 1, w + j * m + j + 1, (size_t)(m - j - 1) * sizeof(T));
+  }
+  for (int64_t r = 0; r < L; ++r) {
+    T* d = vdt + r * nbp;
+    for (int64_t i = 0; i < nb; ++i) d[i] = vd[i * L + r];
+    for (int64_t i = nb; i < nbp; ++i) d[i] = T(0);
+  }
+}
+
+template <class T>
+static void form_t_rows(const T* vd, const T* tau, int64_t L, int64_t nb, T* t, int64_t ld) {
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int64_t r = i + 1; r < nb; ++r) t[r * ld + i] = T(0);
+    t[i * ld + i] = tau[i];
+    if (tau[i] == T(0)) {
+      for (int64_t r = 0; r < i; ++r) t[r * ld + i] = T(0);
+      continue;
+    }
+    for (int64_t j = 0; j < i; ++j) t[j * ld + i] = -tau[i] * dot(vd + j * L + i, vd + i * L + i, L - i);
+    for (int64_t r = 0; r < i; ++r) {  // T[0:i, i] = T[0:i, 0:i] z (z in the column; row r reads z[c >= r])
+      T acc = T(0);
+      for (int64_t c = r; c < i; ++c) acc += t[r * ld + c] * t[c * ld + i];
+      t[r * ld + i] = acc;
+    }
+  }
+}
+
+// T (nb x nb upper triangular, row-major, rows nbp apart, zero-padded) of the panel whose V is vd, and its
+// transpose tt (the same layout): the products below read rows of either.
+template <class T>
+static void form_t(const T* vd, const T* tau, int64_t L, int64_t nb, T* t, T* tt) {
+  const int64_t nbp = padded<T>(nb);
+  form_t_rows(vd, tau, L, nb, t, nbp);
+  for (int64_t i = 0; i < nbp; ++i)
+    for (int64_t j = 0; j < nbp; ++j) tt[i * nbp + j] = i < nb && j < nb ? t[j * nbp + i] : T(0);
+  for (int64_t i = 0; i < nbp; ++i)
+    for (int64_t j = nb; j < nbp; ++j) t[i * nbp + j] = T(0);
+  for (int64_t i = nb; i < nbp; ++i)
+    for (int64_t j = 0; j < nb; ++j) t[i * nbp + j] = T(0);
+}
+
+enum : int64_t { kChunk = 32, kBlockedMin = 16 };
+
+// wbt (column c of W = V^T C at wbt + c * nbp) for C's columns c in [0, nc) at cols + c * m + p0 (length L): an
+// outer-product form (rows of V against broadcast entries of C: no horizontal sums), four columns and two vectors
+// of V's row at a time; V's zeros above its diagonal skipped.
+template <class T>
+static void vt_c(const T* vdt, int64_t L, int64_t nbp, const T* cols, int64_t m, int64_t p0, int64_t nc, T* wbt) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  int64_t c = 0;
+  for (; c + 4 <= nc; c += 4) {
+    const T* x[4] = {cols + c * m + p0, cols + (c + 1) * m + p0, cols + (c + 2) * m + p0, cols + (c + 3) * m + p0};
+    for (int64_t i0 = 0; i0 < nbp; i0 += 2 * W) {
+      V acc[4][2] = {};
+      for (int64_t r = i0 < L ? i0 : L; r < L; ++r) {
+        const V v0 = vload<V>(vdt + r * nbp + i0), v1 = vload<V>(vdt + r * nbp + i0 + W);
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; ++b) {
+          const T xb = x[b][r];
+          acc[b][0] += v0 * xb;
+          acc[b][1] += v1 * xb;
+        }
+      }
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) {
+        vstore(wbt + (c + b) * nbp + i0, acc[b][0]);
+        vstore(wbt + (c + b) * nbp + i0 + W, acc[b][1]);
+      }
+    }
+  }
+  for (; c < nc; ++c) {
+    const T* x = cols + c * m + p0;
+    for (int64_t i0 = 0; i0 < nbp; i0 += 2 * W) {
+      V a0 = {}, a1 = {};
+      for (int64_t r = i0 < L ? i0 : L; r < L; ++r) {
+        a0 += vload<V>(vdt + r * nbp + i0) * x[r];
+        a1 += vload<V>(vdt + r * nbp + i0 + W) * x[r];
+      }
+      vstore(wbt + c * nbp + i0, a0);
+      vstore(wbt + c * nbp + i0 + W, a1);
+    }
+  }
+}
+
+// Each column of wbt (nbp entries) <- M times it, mt's rows being M's columns (M^T row-major, nbp x nbp).
+template <class T>
+static void times_m(const T* mt, int64_t nb, int64_t nbp, int64_t nc, T* wbt) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  T in[(int64_t)kPanel > 2 * W ? (int64_t)kPanel : 2 * W];
+  for (int64_t c = 0; c < nc; ++c) {
+    T* x = wbt + c * nbp;
+    memcpy(in, x, (size_t)nb * sizeof(T));
+    for (int64_t i0 = 0; i0 < nbp; i0 += 2 * W) {
+      V a0 = {}, a1 = {};
+      for (int64_t j = 0; j < nb; ++j) {
+        a0 += vload<V>(mt + j * nbp + i0) * in[j];
+        a1 += vload<V>(mt + j * nbp + i0 + W) * in[j];
+      }
+      vstore(x + i0, a0);
+      vstore(x + i0 + W, a1);
+    }
+  }
+}
+
+// C -= V W for C's columns c in [0, nc) at cols + c * m + p0 (length L), W's column c at wbt + c * nbp: four
+// columns by two vectors of rows in registers; V's zeros above its diagonal skipped.
+template <class T>
+static void c_minus_vw(const T* vd, int64_t L, int64_t nb, int64_t nbp, T* cols, int64_t m, int64_t p0, int64_t nc,
+                       const T* wbt) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  int64_t c = 0;
+  for (; c + 4 <= nc; c += 4) {
+    T* x[4] = {cols + c * m + p0, cols + (c + 1) * m + p0, cols + (c + 2) * m + p0, cols + (c + 3) * m + p0};
+    const T* wc = wbt + c * nbp;
+    int64_t r = 0;
+    for (; r + 2 * W <= L; r += 2 * W) {
+      V acc[4][2];
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) {
+        acc[b][0] = vload<V>(x[b] + r);
+        acc[b][1] = vload<V>(x[b] + r + W);
+      }
+      const int64_t ie = r + 2 * W < nb ? r + 2 * W : nb;  // rows r.. of V's columns past them are zero
+      for (int64_t i = 0; i < ie; ++i) {
+        const V v0 = vload<V>(vd + i * L + r), v1 = vload<V>(vd + i * L + r + W);
+#pragma GCC unroll 4
+        for (int b = 0; b < 4; ++b) {
+          const T f = wc[b * nbp + i];
+          acc[b][0] -= v0 * f;
+          acc[b][1] -= v1 * f;
+        }
+      }
+#pragma GCC unroll 4
+      for (int b = 0; b < 4; ++b) {
+        vstore(x[b] + r, acc[b][0]);
+        vstore(x[b] + r + W, acc[b][1]);
+      }
+    }
+    for (; r < L; ++r)
+      for (int b = 0; b < 4; ++b) {
+        T acc = x[b][r];
+        for (int64_t i = 0; i < nb; ++i) acc -= vd[i * L + r] * wc[b * nbp + i];
+        x[b][r] = acc;
+      }
+  }
+  for (; c < nc; ++c) {
+    T* x = cols + c * m + p0;
+    for (int64_t i = 0; i < nb; ++i) axpy_sub(x + i, vd + i * L + i, wbt[c * nbp + i], L - i);
+  }
+}
+
+// Columns [c0, c1) (each of length m, rows [p0, m) touched) <- (I - V M V^T) times them, kChunk at a time, mt
+// the rows of M^T: the factorization's update is H_p1-1 ... H_p0 = I - V T^T V^T (mt = T), Q's H_p0 ... H_p1-1 =
+// I - V T V^T (mt = T^T).
+template <class T>
+static void apply_block(const T* vd, const T* vdt, const T* mt, int64_t m, int64_t p0, int64_t nb, T* cols,
+                        int64_t c0, int64_t c1) {
+  const int64_t L = m - p0, nbp = padded<T>(nb);
+  T wbt[kChunk * ((int64_t)kPanel > 2 * Vec<T>::W ? (int64_t)kPanel : 2 * Vec<T>::W)];
+  for (int64_t c = c0; c < c1; c += kChunk) {
+    const int64_t nc = c + kChunk < c1 ? kChunk : c1 - c;
+    T* base = cols + c * m;
+    vt_c(vdt, L, nbp, base, m, p0, nc, wbt);
+    times_m(mt, nb, nbp, nc, wbt);
+    c_minus_vw(vd, L, nb, nbp, base, m, p0, nc, wbt);
+  }
+}
+
+// The factorization of one m x n matrix w (transposed, columns of m) with the blocked update, its steps on
+// `par` (tasks: at most; 1: all here). Scratch: t and tt (kPad^2 each), vd (kPanel m), vdt (kPad m).
+template <class T>
+static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, int64_t n, const oc_parallel& par,
+                           int64_t tasks) {
+  const int64_t k = m < n ? m : n;
+  for (int64_t p0 = 0; p0 < k; p0 += kPanel) {
+    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k, nb = p1 - p0;
+    factor_panel(w, tau, m, p0, p1);
+    const int64_t rest = n - p1;
+    if (rest <= 0) continue;
+    if (nb < kBlockedMin || rest < kBlockedMin) {
+      apply_forward(w, tau, m, p0, p1, w, p1, n);
+      continue;
+    }
+    pack_v(w, m, p0, p1, vd, vdt);
+    form_t(vd, tau + p0, m - p0, nb, t, tt);
+    const int64_t chunks = div_up(rest, kChunk);
+    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
+                                             tasks) : 1;
+    auto task = [&](size_t i) {
+      int64_t g0, g1;
+      split_range(chunks, nt, (int64_t)i, g0, g1);
+      apply_block(vd, vdt, t, m, p0, nb, w, p1 + g0 * kChunk, std::min(n, p1 + g1 * kChunk));
+    };
+    parallel_for(par, (size_t)nt, task);
+  }
+}
+
+// Q's columns (qc: qcols columns of m) = H_0 ... H_{k-1} I, panel by panel from the last, blocked where wide.
+template <class T>
+static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt, T* qc, int64_t m, int64_t k, int64_t qcols,
+                           const oc_parallel& par, int64_t tasks) {
+  memset(qc, 0, (size_t)(m * qcols) * sizeof(T));
+  for (int64_t c = 0; c < qcols; ++c) qc[c * m + c] = T(1);
+  if (k == 0) return;
+  for (int64_t p0 = (k - 1) / kPanel * kPanel; p0 >= 0; p0 -= kPanel) {
+    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k, nb = p1 - p0;
+    const int64_t cols = qcols - p0;  // columns < p0 are still unit vectors this panel leaves alone
+    if (nb < kBlockedMin || cols < kBlockedMin) {
+      for (int64_t c = p0; c < qcols; ++c)
+        for (int64_t p = std::min(p1 - 1, c); p >= p0; --p) reflect(w + p * m + p, tau[p], qc + c * m + p, m - p);
+      continue;
+    }
+    pack_v(w, m, p0, p1, vd, vdt);
+    form_t(vd, tau + p0, m - p0, nb, t, tt);
+    const int64_t chunks = div_up(cols, kChunk);
+    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
+                                             tasks) : 1;
+    auto task = [&](size_t i) {
+      int64_t g0, g1;
+      split_range(chunks, nt, (int64_t)i, g0, g1);
+      apply_block(vd, vdt, tt, m, p0, nb, qc, p0 + g0 * kChunk, std::min(qcols, p0 + g1 * kChunk));
+    };
+    parallel_for(par, (size_t)nt, task);
+  }
+}
+
+// qc (qcols columns of m) into q (row-major m x qcols), in tiles.
+template <class T>
+static void store_qc(const T* qc, T* q, int64_t m, int64_t qcols) {
+  for (int64_t i0 = 0; i0 < m; i0 += 16)
+    for (int64_t c0 = 0; c0 < qcols; c0 += 16)
+      for (int64_t i = i0; i < std::min(m, i0 + 16); ++i)
+        for (int64_t c = c0; c < std::min(qcols, c0 + 16); ++c) q[i * qcols + c] = qc[c * m + i];
+}
+
 // One matrix, serially; MF, NF: m and n when known at compile time (0: not). Scratch: w (m n), tau
 // (k), y (m qcols).
 template <class T, int MF, int NF>
@@ -248,63 +528,44 @@ static void small(const T* a, T* q, T* r, int64_t b0, int64_t b1) {
     one<T, N, N>(a + b * N * N, q ? q + b * N * N : nullptr, r ? r + b * N * N : nullptr, N, N, N, N, w, tau, y);
 }
 
-// One large matrix, its steps split across tasks.
+// The blocked path's scratch for one m x n matrix: w (m n), tau (k), t and tt (kPad^2 each), vd (kPanel m), vdt
+// (kPad m), qc (m qcols).
+enum : int64_t { kPad = (int64_t)kPanel > 2 * Vec<float>::W ? (int64_t)kPanel : 2 * Vec<float>::W };
+static inline int64_t blocked_elems(int64_t m, int64_t n, int64_t qcols) {
+  return m * n + (m < n ? m : n) + 2 * kPad * kPad + kPanel * m + kPad * m + m * qcols + 1;
+}
+
+// One matrix by the blocked path, its steps on `par` in at most `tasks` tasks (1: all on this thread).
 template <class T>
-static int large(const T* a, T* q, T* r, int64_t m, int64_t n, int64_t qcols, int64_t rrows, const oc_parallel& par) {
+static void one_blocked(const T* a, T* q, T* r, int64_t m, int64_t n, int64_t qcols, int64_t rrows, T* scratch,
+                        const oc_parallel& par, int64_t tasks) {
   const int64_t k = m < n ? m : n;
-  T* w = (T*)malloc((size_t)(m * n + k + 1) * sizeof(T));
-  if (!w) return OC_OUT_OF_MEMORY;
+  T* w = scratch;
   T* tau = w + m * n;
+  T* t = tau + k;
+  T* tt = t + kPad * kPad;
+  T* vd = tt + kPad * kPad;
+  T* vdt = vd + kPanel * m;
+  T* qc = vdt + kPad * m;
   load_t(a, w, m, n);
-  for (int64_t p0 = 0; p0 < k; p0 += kPanel) {
-    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k;
-    factor_panel(w, tau, m, p0, p1);
-    const int64_t groups = div_up(n - p1, kGroup);
-    if (groups <= 0) continue;
-    const int64_t nt = num_tasks(groups, 4.0 * (double)kGroup * (double)(p1 - p0) * (double)(m - p0), 1 << 16,
-                                 kMaxInnerTasks);
-    auto task = [&](size_t t) {
-      int64_t g0, g1;
-      split_range(groups, nt, (int64_t)t, g0, g1);
-      apply_forward(w, tau, m, p0, p1, w, p1 + g0 * kGroup, std::min(n, p1 + g1 * kGroup));
-    };
-    parallel_for(par, (size_t)nt, task);
-  }
+  factor_blocked(w, tau, t, tt, vd, vdt, m, n, par, tasks);
   if (r) store_r(w, r, m, n, rrows);
-  int rc = 0;
   if (q) {
-    // columns in groups; a task's groups interleaved with the others' (later columns cost more)
-    const int64_t groups = div_up(qcols, kGroup);
-    const int64_t nt = num_tasks(groups, 4.0 * (double)kGroup * (double)k * (double)m, 1 << 16, kMaxInnerTasks);
-    std::atomic<bool> failed{false};
-    auto task = [&](size_t t) {
-      T* y = (T*)malloc((size_t)(kGroup * m) * sizeof(T) + 1);
-      if (!y) {
-        failed.store(true, std::memory_order_relaxed);
-        return;
-      }
-      for (int64_t g = (int64_t)t; g < groups; g += nt) {
-        const int64_t c0 = g * kGroup, c1 = std::min(qcols, c0 + kGroup);
-        form_q(w, tau, m, k, y, c0, c1);
-        store_q(y, q, m, qcols, c0, c1);
-      }
-      free(y);
-    };
-    parallel_for(par, (size_t)nt, task);
-    rc = failed.load(std::memory_order_relaxed) ? (int)OC_OUT_OF_MEMORY : 0;
+    form_q_blocked(w, tau, t, tt, vd, vdt, qc, m, k, qcols, par, tasks);
+    store_qc(qc, q, m, qcols);
   }
-  free(w);
-  return rc;
 }
 
 template <class T>
 int run(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, int64_t qcols, int64_t rrows, oc_parallel par) {
   const int64_t k = m < n ? m : n;
   if (k >= kLarge && batch < 4 && par.run != nullptr) {  // parallelism inside each matrix
+    T* scratch = (T*)malloc((size_t)blocked_elems(m, n, qcols) * sizeof(T));
+    if (!scratch) return OC_OUT_OF_MEMORY;
     for (int64_t b = 0; b < batch; ++b)
-      if (int rc = large<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n,
-                            qcols, rrows, par))
-        return rc;
+      one_blocked<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
+                     rrows, scratch, par, kMaxInnerTasks);
+    free(scratch);
     return 0;
   }
   const double work = 4.0 * (double)m * (double)n * (double)k + (q ? 4.0 * (double)m * (double)qcols * (double)k : 0) +
@@ -331,15 +592,15 @@ int run(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, int64_t qco
   auto task = [&](size_t t) {
     int64_t b0, b1;
     split_range(batch, nt, (int64_t)t, b0, b1);
-    T* w = (T*)malloc((size_t)(m * n + k + m * qcols + 1) * sizeof(T));
-    if (!w) {
+    T* scratch = (T*)malloc((size_t)blocked_elems(m, n, qcols) * sizeof(T));
+    if (!scratch) {
       failed.store(true, std::memory_order_relaxed);
       return;
     }
     for (int64_t b = b0; b < b1; ++b)
-      one<T, 0, 0>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
-                   rrows, w, w + m * n, w + m * n + k);
-    free(w);
+      one_blocked<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
+                     rrows, scratch, oc_serial, 1);
+    free(scratch);
   };
   parallel_for(par, (size_t)nt, task);
   return failed.load(std::memory_order_relaxed) ? (int)OC_OUT_OF_MEMORY : 0;
