@@ -8,8 +8,9 @@
 // have overflowed or lost precision to underflow (dnrm2's guarantee, without its cost per entry).
 // Applying H = I - tau v v^T to a column is a dot product and an axpy along contiguous memory.
 //
-// Factorization by panels of kPanel columns, left-looking inside the panel (each panel column gets
-// the panel's earlier reflectors, then makes its own). The trailing columns get the panel's
+// Factorization by panels of kPanel columns, each split in halves recursively down to kLeaf columns
+// (the left half's reflectors reach the right half at once, as below), left-looking inside a leaf
+// (each column gets the leaf's earlier reflectors, then makes its own). The trailing columns get the panel's
 // reflectors at once in LAPACK's compact WY form, H_p0 ... H_p1-1 = I - V T V^T (dlarft): two
 // matrix products, V^T C and C - V (T^T V^T C), in outer-product form on register tiles (no
 // horizontal sums), column chunks split across tasks for a large matrix. Q = H_0 ... H_{k-1} I,
@@ -303,7 +304,7 @@ static void form_t(const T* vd, const T* tau, int64_t L, int64_t nb, T* t, T* tt
     for (int64_t j = 0; j < nb; ++j) t[i * nbp + j] = T(0);
 }
 
-enum : int64_t { kChunk = 32, kBlockedMin = 16 };
+enum : int64_t { kChunk = 32, kBlockedMin = 16, kLeaf = 16 };
 
 // wbt (column c of W = V^T C at wbt + c * nbp) for C's columns c in [0, nc) at cols + c * m + p0 (length L): an
 // outer-product form (rows of V against broadcast entries of C: no horizontal sums), four columns and two vectors
@@ -433,6 +434,24 @@ static void apply_block(const T* vd, const T* vdt, const T* mt, int64_t m, int64
   }
 }
 
+// A panel [p0, p1) wider than kLeaf: its left half (recursively), the left half's reflectors to the right half at
+// once (compact WY), then the right half: most of the panel's work in products too. The scratch is free until the
+// caller packs the whole panel.
+template <class T>
+static void factor_panel_rec(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, int64_t p0, int64_t p1) {
+  const int64_t nb = p1 - p0;
+  if (nb <= kLeaf) {
+    factor_panel(w, tau, m, p0, p1);
+    return;
+  }
+  const int64_t mid = p0 + nb / 2;
+  factor_panel_rec(w, tau, t, tt, vd, vdt, m, p0, mid);
+  pack_v(w, m, p0, mid, vd, vdt);
+  form_t(vd, tau + p0, m - p0, mid - p0, t, tt);
+  apply_block(vd, vdt, t, m, p0, mid - p0, w, mid, p1);
+  factor_panel_rec(w, tau, t, tt, vd, vdt, m, mid, p1);
+}
+
 // The factorization of one m x n matrix w (transposed, columns of m) with the blocked update, its steps on
 // `par` (tasks: at most; 1: all here). Scratch: t and tt (kPad^2 each), vd (kPanel m), vdt (kPad m).
 template <class T>
@@ -441,7 +460,7 @@ static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, 
   const int64_t k = m < n ? m : n;
   for (int64_t p0 = 0; p0 < k; p0 += kPanel) {
     const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k, nb = p1 - p0;
-    factor_panel(w, tau, m, p0, p1);
+    factor_panel_rec(w, tau, t, tt, vd, vdt, m, p0, p1);
     const int64_t rest = n - p1;
     if (rest <= 0) continue;
     if (nb < kBlockedMin || rest < kBlockedMin) {
