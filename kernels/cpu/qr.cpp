@@ -483,8 +483,8 @@ static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, 
 
 // Q's columns (qc: qcols columns of m) = H_0 ... H_{k-1} I, panel by panel from the last, blocked where wide.
 template <class T>
-static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt, T* qc, int64_t m, int64_t k, int64_t qcols,
-                           const oc_parallel& par, int64_t tasks) {
+static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt, T* qc, int64_t m, int64_t k,
+                           int64_t qcols, const oc_parallel& par, int64_t tasks) {
   memset(qc, 0, (size_t)(m * qcols) * sizeof(T));
   for (int64_t c = 0; c < qcols; ++c) qc[c * m + c] = T(1);
   if (k == 0) return;
