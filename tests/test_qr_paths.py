@@ -120,3 +120,37 @@ def test_a_bad_mode_is_refused_at_export():
     with warnings.catch_warnings(), pytest.raises(Exception, match=r"mode can only be 'reduced', 'complete' or 'r'"):
         warnings.simplefilter("ignore")
         oe.export(Bad(), (torch.ones(3, 3),), dynamo=False, ops=["qr"])
+
+
+def test_dynamo_export_with_a_dynamic_batch():
+    """The declared shape rules give the exported model a symbolic batch dim; another batch size runs."""
+    import ortcustom.export as oe
+
+    class M(torch.nn.Module):
+        def forward(self, a):
+            return torch.linalg.qr(a, mode="complete")
+
+    a = torch.randn(4, 6, 5, generator=torch.Generator().manual_seed(0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = oe.export(M(), (a,), dynamo=True, ops=["qr"], dynamic_shapes=({0: torch.export.Dim("b")},))
+    dims = [[d.dim_param or d.dim_value for d in o.type.tensor_type.shape.dim] for o in m.graph.output]
+    assert dims == [["b", 6, 6], ["b", 6, 5]]
+    sess = ort.InferenceSession(m.SerializeToString(), ortcustom.session_options(*oe.domains(m)), providers=CPU)
+    x = np.random.default_rng(5).standard_normal((7, 6, 5)).astype(np.float32)
+    got = sess.run(None, {sess.get_inputs()[0].name: x})
+    for g, w in zip(got, torch.linalg.qr(torch.from_numpy(x), mode="complete")):
+        np.testing.assert_allclose(g, w.numpy(), rtol=0, atol=2e-5)
+
+
+def test_float16_is_refused_as_torch_refuses_it():
+    """torch 2.13 has no CPU qr for float16 (nor bfloat16): neither does Qr; the refusal names the op and the types."""
+    a = np.eye(3, dtype=np.float16)
+    with pytest.raises(TypeError, match=r"Qr: A has dtype float16; accepts float32, float64"):
+        kernels.qr(a)
+    with pytest.raises(RuntimeError, match="not implemented for 'Half'"):
+        torch.linalg.qr(torch.from_numpy(a))
+    model = make_model(Qr, DOM, {"A": (np.float16, [3, 3])})
+    with pytest.raises(Exception, match=r"Qr \(node 'n0'\): no kernel for input types \(A: float16\); Qr accepts "
+                                        r"\(A: T\) with T in \{float, double\}"):
+        ort.InferenceSession(model.SerializeToString(), ortcustom.session_options(DOM), providers=CPU)
