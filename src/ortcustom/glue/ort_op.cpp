@@ -272,7 +272,7 @@ OrtStatus* describe(const OrtApi* api, const OrtValue* v, ONNXTensorElementDataT
 }
 
 // The session's configuration entries, copied (KernelInfo_GetConfigEntries: ORT >= 1.24).
-OrtStatus* read_config(const OrtApi* api, const OrtKernelInfo* info, Config* config) {
+OrtStatus* read_config(const OrtKernelInfo* info, Config* config) {
   if (g_api24 == nullptr) {
     config->unknown = format("ONNX Runtime %s gives a kernel no session configuration entries (1.24 or newer "
                              "does)", g_ort_version);
@@ -385,7 +385,7 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
       OrtStatus* st = read_constants(api, info, k.get(), types, &consts, &const_dims, &const_bytes, &const_elems);
       if (st) return st;
     }
-    if (OrtStatus* st = read_config(api, info, &k->config)) return st;
+    if (OrtStatus* st = read_config(info, &k->config)) return st;
     if (kd->create) {
       CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->row, k->ka, consts.empty() ? nullptr : consts.data(),
                   &k->config);
