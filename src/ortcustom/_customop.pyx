@@ -127,6 +127,7 @@ cdef int _fill_io(oc_io_def* d, const char** names, tuple ios, list keep) except
         d[j].name = names[j] = _b(io.name, keep)
         d[j].kind, d[j].cpu, d[j].min_arity = _IO_CODES[io.kind], io.cpu, io.min_arity
         d[j].homogeneous, d[j].shape_of, d[j].constrained = io.homogeneous, io.shape_of, io.constrained
+        d[j].constant = io.constant
     return 0
 
 

@@ -1,6 +1,7 @@
 # Native kernels called from Python, without ORT (ortcustom.kernels, torch ops): the glue's direct
 # path, with outputs and device scratch from the caller's array library (ortcustom.kernels._Call,
-# with the GIL for that only). A kernel's create runs once per (op, device, types, attributes).
+# with the GIL for that only). A kernel's create runs once per (op, device, types, attributes, and
+# the values of its constant inputs).
 from libc.stdlib cimport malloc, free
 
 cdef class DirectKernel:
@@ -16,8 +17,9 @@ _direct_lock = threading.Lock()
 _ERRORS = {OC_INVALID_ARGUMENT: ValueError, OC_OUT_OF_MEMORY: MemoryError}
 
 
-cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attrs):
-    key = (od, device, row, attrs)
+cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attrs, object consts,
+                                 const oc_tensor* ins):
+    key = (od, device, row, attrs, consts)
     got = _direct_kernels.get(key)
     if got is not None:
         return got
@@ -40,7 +42,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
         for j in range(n):
             name = kd.attrs[j].name.decode()
             fill_attr(&block[j], kd.attrs[j].name, kd.attrs[j].kind, values[name], keep)
-        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], block, n, &code, &msg)
+        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], block, n, ins if consts is not None else NULL, &code, &msg)
     finally:
         free(block)
     if dk.k == NULL:
@@ -92,14 +94,15 @@ cdef int _direct_strings(void* self, int32_t i, const oc_string* elements, int64
 
 
 def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,
-               int32_t device_id, size_t stream, outs=None):
+               int32_t device_id, size_t stream, outs=None, consts=None):
     """Runs od's kernel for `device` once. `row`: the binding's element types (inputs, outputs);
     `inputs`: per input (data pointer, shape, ONNX element type, oc device, present); `attrs`:
     sorted (name, normalized value) pairs; `call`: the ortcustom.kernels._Call (outputs, scratch);
     `outs`: None, or inference.infer_outputs' word on the outputs (the shape rules' shapes are
-    checked). Raises the error a host function raised, else ValueError (bad input), MemoryError or
-    RuntimeError."""
-    cdef DirectKernel dk = _direct_kernel(od, device, row, attrs)
+    checked); `consts`: None, or (for an op with constant inputs) what identifies their values: the
+    kernel's create reads them, once per distinct value. Raises the error a host function raised,
+    else ValueError (bad input), MemoryError or RuntimeError."""
+    cdef DirectKernel dk
     cdef size_t n = len(inputs), i, j, total = 0
     cdef oc_tensor* ins
     cdef int64_t* dims
@@ -138,6 +141,7 @@ def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple att
             ins[i].dtype = dtype
             ins[i].device = dev
             ins[i].present = present
+        dk = _direct_kernel(od, device, row, attrs, consts, ins)
         host.self = <void*>call
         host.output = _direct_output
         host.scratch = _direct_scratch

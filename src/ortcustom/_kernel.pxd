@@ -62,6 +62,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         int (*scratch)(oc_context* ctx, size_t bytes, void** data) noexcept nogil
         int (*fail)(oc_context* ctx, int code, const char* message) noexcept nogil
         int (*set_string)(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size) noexcept nogil
+        int (*config)(oc_context* ctx, const char* key, const char** value) noexcept nogil
 
     ctypedef struct oc_context:
         const oc_host* host
@@ -115,6 +116,7 @@ cdef extern from "ortcustom/op_def.h" nogil:
         int32_t homogeneous
         int32_t shape_of
         int32_t constrained
+        int32_t constant
 
     ctypedef struct oc_attr_def:
         const char* name
@@ -175,7 +177,8 @@ cdef extern from "glue.h" nogil:
         int (*strings)(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept
     ctypedef struct oc_direct_kernel
     oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                       const oc_attr* attrs, int32_t n_attrs, int* code, char** message)
+                                       const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
+                                       char** message)
     void oc_direct_destroy(oc_direct_kernel* k)
     int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                       int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,

@@ -270,6 +270,7 @@ class _Plan:
         self.op_def = native.op_def(op)
         self.rules = any(callable(o.shape) for o in op.outputs)  # shape rules: the kernel is held to them
         self.rows = {}  # binding (element types of the constraints) -> (dtype row, output dtypes)
+        self.constants = tuple(i for i, d in enumerate(self.decls) if d.constant)  # read by the kernel's create
 
 
 def _inplace(addr):
@@ -386,10 +387,23 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
     if plan.rules:  # what the rules say of these shapes (their errors name the op)
         outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
                              lambda: values)
+    consts = tuple(_value_key(operands[i]) for i in plan.constants) if plan.constants else None
     _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
-                         threads() if device == _CPU else 1, device_id, s, outs)
+                         threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
+
+
+def _value_key(x):
+    """What identifies a constant input's value (the kernel's create reads it once per value): its
+    contents on the host; on a GPU, its memory (address, shape, type)."""
+    if x is None:
+        return None
+    if x.device == _CUDA:
+        return (x.ptr, x.shape, str(x.dtype))
+    if x.type == "string":
+        return (x.shape, x.keep[1][:, 1].tobytes(), x.keep[0].tobytes())  # sizes too: elements may hold NULs
+    return (x.shape, str(x.dtype), x.value.tobytes())
 
 
 def _checked_attr(op: Op, a, value):

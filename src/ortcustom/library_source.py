@@ -48,7 +48,7 @@ def kernel_name(op) -> str:
 
 def _io(ios) -> str:
     rows = [f"{{{_c(io.name)}, OC_IO_{io.kind.upper()}, {int(io.cpu)}, {io.min_arity}, {int(io.homogeneous)}, "
-            f"{io.shape_of}, {int(io.constrained)}}}" for io in ios]
+            f"{io.shape_of}, {int(io.constrained)}, {int(io.constant)}}}" for io in ios]
     return ", ".join(rows) or "{}"
 
 

@@ -29,6 +29,7 @@ class IoDef:
     homogeneous: bool
     shape_of: int      # outputs: the input whose shape it has, or -1
     constrained: bool  # its type is a type constraint's
+    constant: bool     # inputs: an initializer, read at kernel creation
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def _io(op, io, inputs=None) -> IoDef:
     return IoDef(io.name, "variadic" if io.variadic else "optional" if io.optional else "required",
                  bool(getattr(io, "cpu", False)), int(io.min_arity), bool(io.homogeneous),
                  [i.name for i in inputs].index(shape) if inputs is not None and isinstance(shape, str) else -1,
-                 io.type in op.types)
+                 io.type in op.types, bool(getattr(io, "constant", False)))
 
 
 def _attr(a) -> AttrDef:

@@ -47,7 +47,10 @@ class Input:
     """An input: `type` is a type-constraint name of the op or an element type name (ONNX's "float"
     or NumPy's "float32": the op keeps ONNX's). A variadic one with `homogeneous=False` takes tensors
     of different types, each any of its constraint's (it binds no constraint); the kernel sees each
-    tensor's own type."""
+    tensor's own type. A `constant` one is read once, when the kernel is created (a vocabulary, a
+    table): the model must give it as an initializer (anything else is refused at session creation,
+    naming the op, the node and the input); the kernel's create step gets its data and shape, and
+    each run gets it again like any input."""
 
     name: str
     type: str
@@ -56,9 +59,13 @@ class Input:
     min_arity: int = 1
     homogeneous: bool = True
     cpu: bool = False  # stays in host memory even when the op runs on a GPU provider
+    constant: bool = False  # an initializer, read at kernel creation
 
     def __post_init__(self):
         check_name("input", self.name)
+        if self.constant and self.variadic:
+            raise ValueError(f"input {self.name!r}: a variadic input cannot be constant (ORT reads one initializer "
+                             f"per declared input at kernel creation)")
 
 
 @dataclass(frozen=True)

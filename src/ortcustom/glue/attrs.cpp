@@ -337,11 +337,16 @@ void destroy_state(const oc_kernel* kernel, void* state) {
 }
 
 CreateRun::CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t device, const int32_t* dtypes,
-                     const std::vector<oc_attr>& attrs)
+                     const std::vector<oc_attr>& attrs, const oc_tensor* consts, const Config* config)
     : Run(op, kernel, device), inputs_((size_t)op->n_inputs) {
   creating_ = true;
+  config_ = config;
   for (int32_t i = 0; i < op->n_inputs; ++i) {
     oc_tensor& t = inputs_[(size_t)i];
+    if (consts != nullptr && op->inputs[i].constant) {
+      t = consts[i];
+      continue;
+    }
     memset(&t, 0, sizeof t);
     t.dtype = dtypes[i];
     t.present = 1;
@@ -357,7 +362,8 @@ CreateRun::CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t devic
 int CreateRun::create(void** state) {
   *state = nullptr;
   void* s = nullptr;
-  int rc = OC_OK;
+  int rc = check_string_inputs();  // constant string inputs
+  if (rc != OC_OK) return rc;
   try {
     rc = kernel_->create(&c, &s);
   } catch (const std::exception& e) {

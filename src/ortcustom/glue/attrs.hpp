@@ -43,8 +43,10 @@ void destroy_state(const oc_kernel* kernel, void* state);
 // binding's element types; no outputs, no scratch.
 class CreateRun : public Run {
  public:
+  // consts: NULL, or per declared input a tensor whose data and shape create gets where the input is
+  // declared constant (valid during create)
   CreateRun(const oc_op_def* op, const oc_kernel* kernel, int32_t device, const int32_t* dtypes,
-            const std::vector<oc_attr>& attrs);
+            const std::vector<oc_attr>& attrs, const oc_tensor* consts = nullptr, const Config* config = nullptr);
   int create(void** state);
 
  protected:

@@ -115,7 +115,8 @@ class DirectRun : public Run {
 }  // namespace oc_glue
 
 extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                              const oc_attr* attrs, int32_t n_attrs, int* code, char** message) {
+                                              const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts,
+                                              int* code, char** message) {
   *message = nullptr;
   *code = OC_OK;
   try {
@@ -155,7 +156,7 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
       }
     }
     if (kernel->create) {
-      CreateRun r(op, kernel, k->device, k->dtypes.data(), a.values);
+      CreateRun r(op, kernel, k->device, k->dtypes.data(), a.values, consts);
       *code = r.create(&k->state);
       if (*code != OC_OK) {
         *message = copy_message(where(op, "", r.message()));

@@ -53,6 +53,7 @@ typedef struct OrtLogger OrtLogger;
 typedef struct OrtEnv OrtEnv;
 typedef struct OrtSession OrtSession;
 typedef struct OrtRunOptions OrtRunOptions;
+typedef struct OrtKeyValuePairs OrtKeyValuePairs;
 
 /* NULL means success; anything else must be released with OrtApi::ReleaseStatus
  * (or handed back to ORT, which then owns it). */
@@ -372,7 +373,10 @@ struct OrtApi {
     void (*unused_243)(void);
     OrtStatusPtr (*KernelInfo_GetNodeName)(const OrtKernelInfo* info, char* out, size_t* size);  /* 1.15 */
     void (*unused_245)(void); void (*unused_246)(void); void (*unused_247)(void); void (*unused_248)(void);
-    void (*unused_249)(void);
+    /* an input's value when the model gives it as an initializer (*is_constant 1; the value is
+     * ORT's, alive as long as the session) */
+    OrtStatusPtr (*KernelInfoGetConstantInput_tensor)(const OrtKernelInfo* info, size_t index, int* is_constant,
+                                                      const OrtValue** out);  /* 1.15 */
     void (*unused_250)(void); void (*unused_251)(void);
     /* element `index` of a string tensor resized to `length` bytes; *buffer its bytes to write */
     OrtStatusPtr (*GetResizedStringTensorElementBuffer)(OrtValue* value, size_t index, size_t length, char** buffer);  /* 1.15 */
@@ -404,7 +408,16 @@ struct OrtApi {
     void (*unused_278)(void); void (*unused_279)(void);
 
     /* ---- API 19..25: slots 280..417 (only through the GetApi(n) of the entry's API) ---- */
-    void (*unused_280_413[134])(void);
+    void (*unused_280_297[18])(void);
+    /* the pairs' arrays, valid while kvps lives */
+    void (*GetKeyValuePairs)(const OrtKeyValuePairs* kvps, const char* const** keys, const char* const** values,
+                             size_t* num_entries);  /* 1.22 */
+    void (*unused_299)(void);
+    void (*ReleaseKeyValuePairs)(OrtKeyValuePairs* kvps);  /* 1.22 */
+    void (*unused_301_390[90])(void);
+    /* the session's configuration entries, as the kernel is created (released by the caller) */
+    OrtStatusPtr (*KernelInfo_GetConfigEntries)(const OrtKernelInfo* info, OrtKeyValuePairs** out);  /* 1.24 */
+    void (*unused_392_413[22])(void);
     /* The element type and a pointer to the value's own dims (valid while the value lives; not
      * freed): what GetTensorTypeAndShape + 4 getters + Release give, without ORT allocating an
      * info object per call. */
@@ -538,6 +551,7 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetConstantInput_tensor) == 249);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetResizedStringTensorElementBuffer) == 252);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetAllocator) == 253);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ShapeInferContext_GetInputCount) == 267);
@@ -548,6 +562,9 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(SetSymbolicDimensions) == 271);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReadOpAttr) == 272);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_ParallelFor) == 274);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelContext_GetScratchBuffer) == 277);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetKeyValuePairs) == 298);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(ReleaseKeyValuePairs) == 300);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetConfigEntries) == 391);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorElementTypeAndShapeDataReference) == 414);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttributeArray_string) == 417);
 ORTCUSTOM_ABI_CHECK(offsetof(struct OrtCustomOp, CreateKernel) == sizeof(void*));

@@ -114,6 +114,7 @@ struct Kernel {
   Attrs attrs;              // in the declaration's order
   std::vector<oc_attr> ka;  // in the kernel's order (pointing into attrs)
   std::vector<int64_t> expect;  // the outputs' shapes by the Python rules (oc_glue_hooks.rule_shapes)
+  Config config;                // the session's configuration entries (oc_config)
   void* state = nullptr;
 };
 
@@ -193,6 +194,12 @@ std::vector<int32_t> node_types(const OrtApi* api, const OrtKernelInfo* info) {
   return out;
 }
 
+bool has_constant(const oc_op_def* def) {
+  for (int32_t i = 0; i < def->n_inputs; ++i)
+    if (def->inputs[i].constant) return true;
+  return false;
+}
+
 // Whether some binding has `type` (or any type) in column j: what each tensor of a
 // heterogeneous variadic input may be, independently of the others.
 bool column_takes(const oc_op_def* def, int32_t j, int32_t type) {
@@ -227,6 +234,113 @@ const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) 
   return nullptr;
 }
 
+// A string tensor's n elements as oc_string, into bytes and elems: ORT packs the bytes (element k
+// from offsets[k]); each is moved up by k bytes, last first, to make room for its NUL. (ORT's C API
+// lends no view of a string tensor's elements: one copy.)
+OrtStatus* read_string_elements(const OrtApi* api, const OrtValue* v, size_t n, std::vector<char>* bytes,
+                                std::vector<oc_string>* elems) {
+  size_t total = 0;
+  OrtStatus* st = api->GetStringTensorDataLength(v, &total);
+  if (st) return st;
+  bytes->resize(total + n);
+  elems->resize(n);
+  std::vector<size_t> offsets(n);
+  st = api->GetStringTensorContent(v, bytes->data(), total, offsets.data(), n);
+  if (st) return st;
+  char* b = bytes->data();
+  for (size_t k = n; k-- > 0;) {
+    const size_t len = (k + 1 < n ? offsets[k + 1] : total) - offsets[k];
+    memmove(b + offsets[k] + k, b + offsets[k], len);
+    b[offsets[k] + k + len] = 0;
+    (*elems)[k] = {b + offsets[k] + k, (int64_t)len};
+  }
+  return nullptr;
+}
+
+// A value's element type, dims (at most OC_MAX_RANK: else *rank says how many) and element count.
+OrtStatus* describe(const OrtApi* api, const OrtValue* v, ONNXTensorElementDataType* type, int64_t* dims,
+                    size_t* rank, size_t* count) {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OrtStatus* st = api->GetTensorTypeAndShape(v, &info);
+  if (st) return st;
+  st = api->GetDimensionsCount(info, rank);
+  if (!st && *rank <= OC_MAX_RANK) st = api->GetDimensions(info, dims, *rank);
+  if (!st) st = api->GetTensorElementType(info, type);
+  if (!st) st = api->GetTensorShapeElementCount(info, count);
+  api->ReleaseTensorTypeAndShapeInfo(info);
+  return st;
+}
+
+// The session's configuration entries, copied (KernelInfo_GetConfigEntries: ORT >= 1.24).
+OrtStatus* read_config(const OrtKernelInfo* info, Config* config) {
+  if (g_api24 == nullptr) {
+    config->unknown = format("ONNX Runtime %s gives a kernel no session configuration entries (1.24 or newer "
+                             "does)", g_ort_version);
+    return nullptr;
+  }
+  OrtKeyValuePairs* kv = nullptr;
+  OrtStatus* st = g_api24->KernelInfo_GetConfigEntries(info, &kv);
+  if (st || kv == nullptr) return st;
+  const char* const* keys = nullptr;
+  const char* const* values = nullptr;
+  size_t n = 0;
+  g_api24->GetKeyValuePairs(kv, &keys, &values, &n);
+  for (size_t j = 0; j < n; ++j) config->entries.emplace_back(keys[j], values[j] ? values[j] : "");
+  g_api24->ReleaseKeyValuePairs(kv);
+  return nullptr;
+}
+
+// What create gets of the inputs declared constant (ORT's initializers; string elements copied into
+// bytes/elems): per declared input, into consts (dims: OC_MAX_RANK per input). An input the node
+// gives that is not an initializer is an error naming it.
+OrtStatus* read_constants(const OrtApi* api, const OrtKernelInfo* info, const Kernel* k,
+                          const std::vector<int32_t>& types, std::vector<oc_tensor>* consts,
+                          std::vector<int64_t>* dims, std::vector<std::vector<char>>* bytes,
+                          std::vector<std::vector<oc_string>>* elems) {
+  const oc_op_def* def = k->g->def;
+  consts->assign((size_t)def->n_inputs, oc_tensor());
+  dims->assign((size_t)def->n_inputs * OC_MAX_RANK, 0);
+  bytes->resize((size_t)def->n_inputs);
+  elems->resize((size_t)def->n_inputs);
+  for (int32_t i = 0; i < def->n_inputs; ++i) {
+    if (!def->inputs[i].constant) continue;
+    oc_tensor& t = (*consts)[(size_t)i];
+    memset(&t, 0, sizeof t);
+    t.shape = dims->data() + (size_t)i * OC_MAX_RANK;
+    t.dtype = k->row[i];
+    if ((size_t)i >= types.size() || types[(size_t)i] == 0) continue;  // an optional input the node omits
+    int is_constant = 0;
+    const OrtValue* v = nullptr;
+    OrtStatus* st = api->KernelInfoGetConstantInput_tensor(info, (size_t)i, &is_constant, &v);
+    if (st) return st;
+    if (!is_constant || v == nullptr)
+      return make_status(api, OC_INVALID_ARGUMENT,
+                         where(def, k->node, format("input %s must be an initializer of the model (a constant): the "
+                                                    "kernel reads it when it is created", def->inputs[i].name)));
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    size_t rank = 0, count = 0;
+    st = describe(api, v, &type, dims->data() + (size_t)i * OC_MAX_RANK, &rank, &count);
+    if (st) return st;
+    if (rank > OC_MAX_RANK)
+      return make_status(api, OC_INVALID_ARGUMENT,
+                         where(def, k->node, format("input %s has rank %zu; ortcustom kernels take at most %d dims",
+                                                    def->inputs[i].name, rank, OC_MAX_RANK)));
+    t.rank = (int32_t)rank;
+    t.size = (int64_t)count;
+    t.dtype = (int32_t)type;
+    t.present = 1;
+    t.device = k->g->cuda && !def->inputs[i].cpu ? OC_CUDA : OC_CPU;
+    if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
+      if (count) st = read_string_elements(api, v, count, &(*bytes)[(size_t)i], &(*elems)[(size_t)i]);
+      t.data = count ? (*elems)[(size_t)i].data() : nullptr;
+    } else {
+      st = api->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t.data));
+    }
+    if (st) return st;
+  }
+  return nullptr;
+}
+
 OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelInfo* info, void** out) {
   const GlueOp* g = G(op);
   const oc_op_def* def = g->def;
@@ -236,7 +350,8 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
     k->g = g;
     k->api = api;
     k->node = node_name(api, info);
-    if (g->kernel != nullptr) k->row = find_binding(g, node_types(api, info));
+    const std::vector<int32_t> types = node_types(api, info);
+    if (g->kernel != nullptr) k->row = find_binding(g, types);
     if (k->row == nullptr)
       return make_status(api, OC_INVALID_ARGUMENT,
                          where(def, k->node, format("no kernel for input types (%s); %s accepts %s",
@@ -262,8 +377,18 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
     }
     k->ka = kernel_order(g->kernel, def, k->attrs);
     const oc_kernel* kd = g->kernel;
+    std::vector<oc_tensor> consts;
+    std::vector<int64_t> const_dims;
+    std::vector<std::vector<char>> const_bytes;
+    std::vector<std::vector<oc_string>> const_elems;
+    if (has_constant(def)) {
+      OrtStatus* st = read_constants(api, info, k.get(), types, &consts, &const_dims, &const_bytes, &const_elems);
+      if (st) return st;
+    }
+    if (OrtStatus* st = read_config(info, &k->config)) return st;
     if (kd->create) {
-      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->row, k->ka);
+      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->row, k->ka, consts.empty() ? nullptr : consts.data(),
+                  &k->config);
       const int rc = r.create(&k->state);
       if (rc != OC_OK) return make_status(api, rc, where(def, k->node, r.message()));
     }
@@ -286,6 +411,7 @@ class OrtRun : public Run {
   OrtRun(const Kernel* k, OrtKernelContext* ctx)
       : Run(k->g->def, k->g->kernel, k->g->cuda ? OC_CUDA : OC_CPU), k_(k), api_(k->api), ctx_(ctx) {
     if (!k->expect.empty()) expect_ = k->expect.data();
+    config_ = &k->config;
   }
   ~OrtRun() override {
     if (alloc_) api_->ReleaseAllocator(alloc_);
@@ -337,7 +463,6 @@ class OrtRun : public Run {
     return rc;
   }
   OrtStatus* read_input(size_t i, oc_tensor* t, int64_t* dims);
-  OrtStatus* read_strings(const OrtValue* v, oc_tensor* t);
 
   const Kernel* k_;
   const OrtApi* api_;
@@ -346,37 +471,11 @@ class OrtRun : public Run {
   const OrtMemoryInfo* mem_ = nullptr;  // of the first device input (device scratch)
   OrtAllocator* alloc_ = nullptr;
   std::vector<OrtValue*> string_out_;  // per output: the string tensor store_string writes
-  // the string inputs' bytes and elements (ORT's C API lends no view of them: one copy per run)
+  // the string inputs' bytes and elements (read_string_elements: one copy per run)
   std::vector<std::vector<char>> string_bytes_;
   std::vector<std::vector<oc_string>> string_elems_;
 };
 
-// A string input as oc_string elements: ORT packs the bytes (element k from offsets[k]); each is
-// moved up by k bytes, last first, to make room for its NUL.
-OrtStatus* OrtRun::read_strings(const OrtValue* v, oc_tensor* t) {
-  t->data = nullptr;
-  if (t->size == 0) return nullptr;
-  const size_t n = (size_t)t->size;
-  size_t total = 0;
-  OrtStatus* st = api_->GetStringTensorDataLength(v, &total);
-  if (st) return st;
-  string_bytes_.emplace_back(total + n);
-  string_elems_.emplace_back(n);
-  std::vector<char>& bytes = string_bytes_.back();
-  std::vector<oc_string>& elems = string_elems_.back();
-  std::vector<size_t> offsets(n);
-  st = api_->GetStringTensorContent(v, bytes.data(), total, offsets.data(), n);
-  if (st) return st;
-  char* b = bytes.data();
-  for (size_t k = n; k-- > 0;) {
-    const size_t len = (k + 1 < n ? offsets[k + 1] : total) - offsets[k];
-    memmove(b + offsets[k] + k, b + offsets[k], len);
-    b[offsets[k] + k + len] = 0;
-    elems[k] = {b + offsets[k] + k, (int64_t)len};
-  }
-  t->data = elems.data();
-  return nullptr;
-}
 
 OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
   const OrtValue* v = nullptr;
@@ -420,9 +519,17 @@ OrtStatus* OrtRun::read_input(size_t i, oc_tensor* t, int64_t* dims) {
   t->rank = (int32_t)rank;
   t->dtype = (int32_t)type;
   t->size = (int64_t)count;
-  st = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING
-           ? read_strings(v, t)
-           : api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
+    t->data = nullptr;
+    if (count) {
+      string_bytes_.emplace_back();
+      string_elems_.emplace_back();
+      st = read_string_elements(api_, v, count, &string_bytes_.back(), &string_elems_.back());
+      t->data = string_elems_.back().data();
+    }
+  } else {
+    st = api_->GetTensorMutableData(const_cast<OrtValue*>(v), const_cast<void**>(&t->data));
+  }
   if (st) return st;
   t->present = 1;
   t->device = OC_CPU;

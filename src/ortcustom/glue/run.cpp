@@ -64,7 +64,7 @@ Run::Run(const oc_op_def* op, const oc_kernel* kernel, int32_t device) : op_(op)
 }
 
 const oc_host Run::kHost = {OC_ABI_VERSION, &Run::host_output, &Run::host_parallel_for,
-                            &Run::host_scratch, &Run::host_fail, &Run::host_set_string};
+                            &Run::host_scratch, &Run::host_fail, &Run::host_set_string, &Run::host_config};
 
 int Run::fail(int code, std::string message) {
   std::lock_guard<std::mutex> lock(mu_);
@@ -231,6 +231,21 @@ void Run::release_scratch() {
       free_device_scratch(scratch_[i]);
   }
   n_scratch_ = 0;
+}
+
+int Run::host_config(oc_context* ctx, const char* key, const char** value) {
+  Run* r = of(ctx);
+  *value = nullptr;
+  if (key == nullptr) return r->fail(OC_FAIL, "oc_config: the kernel gave no key");
+  if (r->config_ == nullptr) return OC_OK;
+  if (!r->config_->unknown.empty())
+    return r->fail(OC_FAIL, format("oc_config(\"%s\"): %s", key, r->config_->unknown.c_str()));
+  for (const auto& e : r->config_->entries)
+    if (e.first == key) {
+      *value = e.second.c_str();
+      break;
+    }
+  return OC_OK;
 }
 
 int Run::check_string_inputs() {

@@ -27,6 +27,12 @@ inline const char* dtype_text(int32_t dtype) { return oc::dtype_name(dtype); }  
 // "Op (node 'name'): message"; node may be empty (a direct call): "Op: message".
 std::string where(const oc_op_def* op, const std::string& node, const std::string& message);
 
+// The session configuration entries a kernel may read (oc_host.config), copied when it is created.
+struct Config {
+  std::string unknown;  // why the runtime cannot tell (ORT < 1.24); empty: it can
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
 class Run {
   // The context a kernel gets, first in a standard-layout frame: the host functions get their Run
   // back from it (a Run itself has a vtable before its members).
@@ -66,10 +72,13 @@ class Run {
   // the element type of output i (c.dtypes: a variadic output's tensors share its entry)
   int32_t output_dtype(int32_t i) const;
   const char* output_name(int32_t i) const;
+  // every element of every string input is UTF-8 (else an error naming the input and element)
+  int check_string_inputs();
 
   const oc_op_def* op_;
   const oc_kernel* kernel_;
   bool creating_ = false;  // a create: no outputs, no scratch
+  const Config* config_ = nullptr;  // nullptr: no session (a direct call): every entry unset
   // Per declared output, its rank (-1: any) then OC_MAX_RANK dims (-1: any), what the output must
   // be (the Python shape rules' word at kernel creation; nullptr: nothing said)
   const int64_t* expect_ = nullptr;
@@ -80,10 +89,10 @@ class Run {
   static int host_scratch(oc_context* ctx, size_t bytes, void** data);
   static int host_fail(oc_context* ctx, int code, const char* message);
   static int host_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size);
+  static int host_config(oc_context* ctx, const char* key, const char** value);
   static void task(void* arg, size_t i);
   static Run* of(oc_context* ctx) { return reinterpret_cast<Frame*>(ctx)->self; }
   void release_scratch();
-  int check_string_inputs();
 
   std::mutex mu_;  // fail and scratch may be called from parallel_for tasks
   int code_ = OC_OK;

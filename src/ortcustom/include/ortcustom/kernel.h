@@ -28,7 +28,7 @@
  *  - compute allocates every output the node uses, once, with rank 0..OC_MAX_RANK; an output the
  *    op declares shape="<input>" must get exactly that input's shape.
  *  - compute may run on several threads at once for one node: it must not modify shared state.
- *  - a parallel_for task may call oc_fail, oc_scratch and oc_set_string (thread-safe), never
+ *  - a parallel_for task may call oc_fail, oc_scratch, oc_set_string and oc_config (thread-safe), never
  *    oc_output or oc_parallel_for.
  *  - a CUDA kernel launches only on `ctx->stream`, on device `ctx->device_id` (the device its
  *    inputs are on; kernel.hpp's OC_KERNEL makes it current), and never synchronizes.
@@ -157,6 +157,12 @@ typedef struct oc_host {
      `bytes` (UTF-8; anything else is an error naming the output and the element). Thread-safe for
      distinct elements: parallel_for tasks may call it. */
   int (*set_string)(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size);
+  /* The session's configuration entry `key` (*value NULL when it is unset; valid while the kernel
+     lives). By ONNX Runtime's convention an op's own entries are "custom_op.<op name>.<key>"
+     (`so.add_session_config_entry("custom_op.MyOp.vocab_size", "30522")`). Returns OC_OK, or
+     OC_FAIL where the runtime cannot tell (ONNX Runtime older than 1.24). A direct call has no
+     session: every entry is unset. Thread-safe; create may call it too. */
+  int (*config)(oc_context* ctx, const char* key, const char** value);
 } oc_host;
 
 struct oc_context {
@@ -180,7 +186,9 @@ struct oc_context {
 
 typedef int (*oc_compute_fn)(oc_context* ctx);
 /* Once per node (session) or call (direct), before the first compute, with attrs and the inputs'
-   element types (no data, no shapes): check attributes, precompute, store *state. */
+   element types (no data, no shapes), except an input the op declares constant: its data and shape
+   (the model's initializer; valid during create only: keep what you need in *state). Check
+   attributes, precompute, store *state. */
 typedef int (*oc_create_fn)(oc_context* ctx, void** state);
 typedef void (*oc_destroy_fn)(void* state);
 
@@ -225,6 +233,9 @@ static inline int oc_fail(oc_context* ctx, int code, const char* message) {
 }
 static inline int oc_set_string(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size) {
   return ctx->host->set_string(ctx, i, index, bytes, size);
+}
+static inline int oc_config(oc_context* ctx, const char* key, const char** value) {
+  return ctx->host->config(ctx, key, value);
 }
 
 #if defined(_WIN32)

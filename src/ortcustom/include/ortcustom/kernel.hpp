@@ -181,6 +181,9 @@ class Context {
 
   int scratch(size_t bytes, void** data) { return c_->host->scratch(c_, bytes, data); }
 
+  // The session's configuration entry `key` (*value nullptr when unset): kernel.h's oc_config.
+  int config(const char* key, const char** value) { return c_->host->config(c_, key, value); }
+
   // Element `index` of string output i: `size` bytes copied from `bytes` (thread-safe per element).
   int set_string(int32_t i, int64_t index, const char* bytes, int64_t size) {
     return c_->host->set_string(c_, i, index, bytes, size);

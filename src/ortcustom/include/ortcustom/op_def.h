@@ -16,7 +16,7 @@ extern "C" {
 #endif
 
 /* Bumped with any change below (the generated tables and the glue must agree). */
-#define OC_OP_DEF_VERSION 3
+#define OC_OP_DEF_VERSION 4
 
 typedef enum oc_io_kind { OC_IO_REQUIRED = 0, OC_IO_OPTIONAL = 1, OC_IO_VARIADIC = 2 } oc_io_kind;
 
@@ -28,6 +28,7 @@ typedef struct oc_io_def {
   int32_t homogeneous; /* variadic */
   int32_t shape_of;    /* outputs: the input whose shape it has (shape="X"), or -1 */
   int32_t constrained; /* its type is a type constraint's (the type guard takes any) */
+  int32_t constant;    /* inputs: an initializer, read at kernel creation (create gets its data) */
 } oc_io_def;
 
 typedef struct oc_attr_def {
