@@ -272,39 +272,8 @@ static void pack_v(const T* w, int64_t m, int64_t p0, int64_t p1, T* vd, T* vdt)
   }
 }
 
-template <class T>
-static void form_t_rows(const T* vd, const T* tau, int64_t L, int64_t nb, T* t, int64_t ld) {
-  for (int64_t i = 0; i < nb; ++i) {
-    for (int64_t r = i + 1; r < nb; ++r) t[r * ld + i] = T(0);
-    t[i * ld + i] = tau[i];
-    if (tau[i] == T(0)) {
-      for (int64_t r = 0; r < i; ++r) t[r * ld + i] = T(0);
-      continue;
-    }
-    for (int64_t j = 0; j < i; ++j) t[j * ld + i] = -tau[i] * dot(vd + j * L + i, vd + i * L + i, L - i);
-    for (int64_t r = 0; r < i; ++r) {  // T[0:i, i] = T[0:i, 0:i] z (z in the column; row r reads z[c >= r])
-      T acc = T(0);
-      for (int64_t c = r; c < i; ++c) acc += t[r * ld + c] * t[c * ld + i];
-      t[r * ld + i] = acc;
-    }
-  }
-}
-
-// T (nb x nb upper triangular, row-major, rows nbp apart, zero-padded) of the panel whose V is vd, and its
-// transpose tt (the same layout): the products below read rows of either.
-template <class T>
-static void form_t(const T* vd, const T* tau, int64_t L, int64_t nb, T* t, T* tt) {
-  const int64_t nbp = padded<T>(nb);
-  form_t_rows(vd, tau, L, nb, t, nbp);
-  for (int64_t i = 0; i < nbp; ++i)
-    for (int64_t j = 0; j < nbp; ++j) tt[i * nbp + j] = i < nb && j < nb ? t[j * nbp + i] : T(0);
-  for (int64_t i = 0; i < nbp; ++i)
-    for (int64_t j = nb; j < nbp; ++j) t[i * nbp + j] = T(0);
-  for (int64_t i = nb; i < nbp; ++i)
-    for (int64_t j = 0; j < nb; ++j) t[i * nbp + j] = T(0);
-}
-
 enum : int64_t { kChunk = 32, kBlockedMin = 16, kLeaf = 16 };
+static_assert((int64_t)kPanel <= (int64_t)kChunk, "form_t's V^T V takes a panel's columns as one chunk");
 
 // wbt (column c of W = V^T C at wbt + c * nbp) for C's columns c in [0, nc) at cols + c * m + p0 (length L): an
 // outer-product form (rows of V against broadcast entries of C: no horizontal sums), four columns and two vectors
@@ -346,6 +315,40 @@ static void vt_c(const T* vdt, int64_t L, int64_t nbp, const T* cols, int64_t m,
       vstore(wbt + c * nbp + i0 + W, a1);
     }
   }
+}
+
+template <class T>
+static void form_t_rows(const T* g, int64_t nbp, const T* tau, int64_t nb, T* t, int64_t ld) {
+  for (int64_t i = 0; i < nb; ++i) {
+    for (int64_t r = i + 1; r < nb; ++r) t[r * ld + i] = T(0);
+    t[i * ld + i] = tau[i];
+    if (tau[i] == T(0)) {
+      for (int64_t r = 0; r < i; ++r) t[r * ld + i] = T(0);
+      continue;
+    }
+    for (int64_t j = 0; j < i; ++j) t[j * ld + i] = -tau[i] * g[i * nbp + j];  // -tau_i v_j^T v_i
+    for (int64_t r = 0; r < i; ++r) {  // T[0:i, i] = T[0:i, 0:i] z (z in the column; row r reads z[c >= r])
+      T acc = T(0);
+      for (int64_t c = r; c < i; ++c) acc += t[r * ld + c] * t[c * ld + i];
+      t[r * ld + i] = acc;
+    }
+  }
+}
+
+// T (nb x nb upper triangular, row-major, rows nbp apart, zero-padded) of the panel whose V is vd (and vdt), and
+// its transpose tt (the same layout): the products below read rows of either. V^T V by the product kernel.
+template <class T>
+static void form_t(const T* vd, const T* vdt, const T* tau, int64_t L, int64_t nb, T* t, T* tt) {
+  const int64_t nbp = padded<T>(nb);
+  T g[kChunk * ((int64_t)kPanel > 2 * Vec<T>::W ? (int64_t)kPanel : 2 * Vec<T>::W)];  // nb <= kChunk columns
+  vt_c(vdt, L, nbp, vd, L, 0, nb, g);
+  form_t_rows(g, nbp, tau, nb, t, nbp);
+  for (int64_t i = 0; i < nbp; ++i)
+    for (int64_t j = 0; j < nbp; ++j) tt[i * nbp + j] = i < nb && j < nb ? t[j * nbp + i] : T(0);
+  for (int64_t i = 0; i < nbp; ++i)
+    for (int64_t j = nb; j < nbp; ++j) t[i * nbp + j] = T(0);
+  for (int64_t i = nb; i < nbp; ++i)
+    for (int64_t j = 0; j < nb; ++j) t[i * nbp + j] = T(0);
 }
 
 // Each column of wbt (nbp entries) <- M times it, mt's rows being M's columns (M^T row-major, nbp x nbp).
@@ -447,7 +450,7 @@ static void factor_panel_rec(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m
   const int64_t mid = p0 + nb / 2;
   factor_panel_rec(w, tau, t, tt, vd, vdt, m, p0, mid);
   pack_v(w, m, p0, mid, vd, vdt);
-  form_t(vd, tau + p0, m - p0, mid - p0, t, tt);
+  form_t(vd, vdt, tau + p0, m - p0, mid - p0, t, tt);
   apply_block(vd, vdt, t, m, p0, mid - p0, w, mid, p1);
   factor_panel_rec(w, tau, t, tt, vd, vdt, m, mid, p1);
 }
@@ -468,7 +471,7 @@ static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, 
       continue;
     }
     pack_v(w, m, p0, p1, vd, vdt);
-    form_t(vd, tau + p0, m - p0, nb, t, tt);
+    form_t(vd, vdt, tau + p0, m - p0, nb, t, tt);
     const int64_t chunks = div_up(rest, kChunk);
     const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
                                              tasks) : 1;
@@ -497,7 +500,7 @@ static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt,
       continue;
     }
     pack_v(w, m, p0, p1, vd, vdt);
-    form_t(vd, tau + p0, m - p0, nb, t, tt);
+    form_t(vd, vdt, tau + p0, m - p0, nb, t, tt);
     const int64_t chunks = div_up(cols, kChunk);
     const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
                                              tasks) : 1;
