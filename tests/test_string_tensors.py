@@ -289,3 +289,25 @@ def test_a_torch_op_cannot_take_strings():
     with pytest.raises(ValueError, match=r"op 'Tok': torch='my::tok': X may be a string tensor, which torch has no type"):
         Op("Tok", [Input("X", "T")], [Output("Y", "int64")], types={"T": ("float", "string")},
            native="tok", torch="my::tok")
+
+
+@pytest.mark.parametrize("raw, bad_at", [
+    (b"\xc0\x80", 0), (b"\xc1\xbf", 0),              # overlong 2-byte forms
+    (b"\xe0\x80\x80", 0), (b"a\xe0\x9f\xbf", 1),     # overlong 3-byte forms
+    (b"\xf0\x80\x80\x80", 0), (b"\xf0\x8f\xbf\xbf", 0),  # overlong 4-byte forms
+    (b"\xed\xa0\x80", 0), (b"\xed\xbf\xbf", 0),      # UTF-16 surrogates
+    (b"\xf4\x90\x80\x80", 0), (b"\xf5\x80\x80\x80", 0), (b"\xff", 0),  # past U+10FFFF; never a lead byte
+    (b"\x80", 0), (b"abcdefgh\x80", 8), (b"abcdefghijklmnop\xe4\xb8", 16),  # a lone continuation; cut
+    (b"\xe4\x41\x96", 0), (b"\xf0\x9f\x98", 0),      # a bad continuation; cut
+])
+def test_the_utf8_check_is_rfc_3629(raw, bad_at, textops):
+    pkg, _ = textops
+    with pytest.raises(ValueError, match=rf"input X element 0 is not UTF-8 \(byte {bad_at} is 0x{raw[bad_at]:02x}\)"):
+        kernels.call(pkg.StrLen, np.array([raw], object))
+
+
+@pytest.mark.parametrize("text", ["", "a" * 17, "\u007f\u0080\u07ff\u0800\ud7ff\ue000\uffff\U00010000\U0010ffff",
+                                  "\u00e9" * 9 + "x", "\x00inside\x00"])
+def test_valid_utf8_passes_whole(text, textops):
+    pkg, _ = textops
+    assert kernels.call(pkg.StrLen, np.array([text], object)).tolist() == [len(text.encode())]

@@ -19,14 +19,16 @@ class ElementType:
     onnx: int                 # TensorProto.DataType, = kernel.h's oc_dtype value
     c_enum: str               # kernel.h's enumerator
     c_type: str               # what a C++ kernel reads (kernel.hpp's OC_ELEMENT_TYPES; half, bfloat16: half.h's)
-    numpy: np.dtype | None    # None: NumPy has no such dtype (bfloat16)
+    numpy: np.dtype | None    # None: NumPy has no such dtype (bfloat16, the float8 types)
     torch: str | None         # the torch dtype's attribute name (torch is not imported here)
     aliases: tuple[str, ...] = ()
 
     @property
     def size(self) -> int:
         """Bytes per element in a kernel's buffer (a string: its oc_string, pointer and size)."""
-        return 16 if self.name == "string" else 2 if self.numpy is None else self.numpy.itemsize  # bfloat16: 2
+        if self.numpy is not None:
+            return self.numpy.itemsize
+        return {"string": 16, "bfloat16": 2}.get(self.name, 1)  # the float8 types: 1
 
     def __str__(self) -> str:
         return self.name  # how messages print a type, on every path (kernel.hpp's dtype_name too)
@@ -54,6 +56,11 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in (
     _e("uint32", 12, "uint32_t", np.uint32, "uint32"),
     _e("uint64", 13, "uint64_t", np.uint64, "uint64"),
     _e("bfloat16", 16, "bfloat16", None, "bfloat16"),
+    # 8-bit floats (ONNX 1.14, ORT 1.16): their bits to a kernel; no NumPy type (Python kernels take none)
+    _e("float8e4m3fn", 17, "float8e4m3fn", None, "float8_e4m3fn"),
+    _e("float8e4m3fnuz", 18, "float8e4m3fnuz", None, "float8_e4m3fnuz"),
+    _e("float8e5m2", 19, "float8e5m2", None, "float8_e5m2"),
+    _e("float8e5m2fnuz", 20, "float8e5m2fnuz", None, "float8_e5m2fnuz"),
 )}
 _BY_NAME = {alias: t for t in ELEMENT_TYPES.values() for alias in (t.name, *t.aliases)}
 _BY_ENUM = {t.onnx: t for t in ELEMENT_TYPES.values()}

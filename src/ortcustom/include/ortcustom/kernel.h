@@ -67,7 +67,11 @@ typedef enum oc_dtype {
   OC_DOUBLE = 11,
   OC_UINT32 = 12,
   OC_UINT64 = 13,
-  OC_BFLOAT16 = 16
+  OC_BFLOAT16 = 16,
+  OC_FLOAT8E4M3FN = 17, /* the float8 types: their bits, one byte each */
+  OC_FLOAT8E4M3FNUZ = 18,
+  OC_FLOAT8E5M2 = 19,
+  OC_FLOAT8E5M2FNUZ = 20
 } oc_dtype;
 
 /* Where a tensor's memory is, and which device a kernel runs on. */

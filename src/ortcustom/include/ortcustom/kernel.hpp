@@ -45,6 +45,19 @@ struct half {
 struct bfloat16 {
   uint16_t bits;
 };
+// The 8-bit floats (ONNX's float8 types): the bits.
+struct float8e4m3fn {
+  uint8_t bits;
+};
+struct float8e4m3fnuz {
+  uint8_t bits;
+};
+struct float8e5m2 {
+  uint8_t bits;
+};
+struct float8e5m2fnuz {
+  uint8_t bits;
+};
 
 // The C++ type of each element type a kernel takes: (type, oc_dtype, name).
 #define OC_ELEMENT_TYPES(X)                                                                         \
@@ -52,7 +65,9 @@ struct bfloat16 {
   X(bfloat16, OC_BFLOAT16, "bfloat16") X(int8_t, OC_INT8, "int8") X(uint8_t, OC_UINT8, "uint8")    \
   X(int16_t, OC_INT16, "int16") X(uint16_t, OC_UINT16, "uint16") X(int32_t, OC_INT32, "int32")     \
   X(uint32_t, OC_UINT32, "uint32") X(int64_t, OC_INT64, "int64") X(uint64_t, OC_UINT64, "uint64")  \
-  X(bool, OC_BOOL, "bool") X(oc_string, OC_STRING, "string")
+  X(bool, OC_BOOL, "bool") X(oc_string, OC_STRING, "string")                                      \
+  X(float8e4m3fn, OC_FLOAT8E4M3FN, "float8e4m3fn") X(float8e4m3fnuz, OC_FLOAT8E4M3FNUZ, "float8e4m3fnuz") \
+  X(float8e5m2, OC_FLOAT8E5M2, "float8e5m2") X(float8e5m2fnuz, OC_FLOAT8E5M2FNUZ, "float8e5m2fnuz")
 
 // dtype_of<T>::value: T's oc_dtype; type_of<D>::type: the C++ type of oc_dtype D.
 template <class T>
