@@ -78,7 +78,7 @@ def without_ortcustom(libraries, model=None, feeds=None, *, code_after="", tmp_d
                 stage = "session"
                 sess = ort.InferenceSession({str(tmp_dir / 'm.onnx')!r}, so, providers=["CPUExecutionProvider"])
                 stage = "run"
-                out = sess.run(None, dict(np.load({str(tmp_dir / 'feeds.npz')!r})))
+                out = sess.run(None, dict(np.load({str(tmp_dir / 'feeds.npz')!r}, allow_pickle=True)))
                 np.savez({str(tmp_dir / 'out.npz')!r}, *out)
             stage = None
         except Exception as e:
@@ -91,6 +91,7 @@ def without_ortcustom(libraries, model=None, feeds=None, *, code_after="", tmp_d
     assert r.returncode == 0, r.stdout + r.stderr
     result = json.loads(r.stdout.split("RESULT ", 1)[1])
     result["stdout"] = r.stdout
-    got = np.load(tmp_dir / "out.npz") if result["failed"] is None and model is not None else {}
+    # (our own file: string outputs are object arrays)
+    got = np.load(tmp_dir / "out.npz", allow_pickle=True) if result["failed"] is None and model is not None else {}
     result["outputs"] = [got[f"arr_{i}"] for i in range(len(got.files))] if got else []
     return result

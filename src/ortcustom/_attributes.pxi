@@ -29,6 +29,8 @@ cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep)
         keep.append(b)
         a.s = b
         a.count = len(b)
+    elif kind == OC_ATTR_TENSOR:  # a C-contiguous array (registry._tensor); its oc_tensor kept alive
+        fill_tensor_attr(a, getattr(value, "array", value), keep)
     elif kind == OC_ATTR_STRINGS:  # each element's bytes exactly (kept alive in `keep`)
         elems = [v if isinstance(v, bytes) else v.encode("utf-8") for v in value]
         keep.append(elems)
@@ -50,6 +52,50 @@ cdef int fill_attr(oc_attr* a, const char* name, int32_t kind, value, list keep)
     return 0
 
 
+cdef int fill_tensor_attr(oc_attr* a, arr, list keep) except -1:
+    from .strings import pack
+    from .types import name_of_dtype, onnx_enum
+    cdef oc_tensor* t
+    cdef int64_t* dims
+    cdef int32_t j
+    block = array.array("b", bytes(sizeof(oc_tensor) + sizeof(int64_t) * max(arr.ndim, 1)))
+    keep.append(block)
+    t = <oc_tensor*><size_t>block.buffer_info()[0]
+    dims = <int64_t*>(<char*>t + sizeof(oc_tensor))
+    for j in range(arr.ndim):
+        dims[j] = arr.shape[j]
+    t.shape = dims
+    t.rank = arr.ndim
+    t.size = arr.size
+    t.dtype = onnx_enum(name_of_dtype(arr.dtype))
+    t.device = OC_CPU
+    t.present = 1
+    if t.dtype == OC_STRING:
+        packed = pack(arr)
+        keep.append(packed)
+        t.data = <const void*><size_t>(packed[1].ctypes.data if arr.size else 0)
+    else:
+        keep.append(arr)
+        t.data = <const void*><size_t>(arr.ctypes.data if arr.size else 0)
+    a.tensor = t
+    a.count = arr.size
+    return 0
+
+
+cdef object tensor_value(const oc_tensor* t):
+    """A tensor attribute as a new NumPy array (text: an object array of str)."""
+    cdef int32_t j
+    if t.dtype == OC_STRING:
+        arr = _text_array(t)
+        arr.flags.writeable = True
+        return arr
+    shape = tuple([t.shape[j] for j in range(t.rank)])
+    dtype = np.dtype(cnp.PyArray_DescrFromType(typenum_of(t.dtype)))
+    if t.size == 0:
+        return np.empty(shape, dtype)
+    return np.frombuffer((<const char*>t.data)[:t.size * dtype.itemsize], dtype).reshape(shape).copy()
+
+
 cdef object attr_value(const oc_attr* a, bint raw):
     """A's value as Python; a string's `count` bytes exactly (embedded NULs kept): bytes when `raw`
     (Attr(bytes=True)), else text (registry.NotText when they are not UTF-8)."""
@@ -65,6 +111,8 @@ cdef object attr_value(const oc_attr* a, bint raw):
         return tuple(elems) if raw else tuple([text_of(b) for b in elems])
     if a.kind == OC_ATTR_INTS:
         return tuple([a.ints[j] for j in range(a.count)])
+    if a.kind == OC_ATTR_TENSOR:
+        return tensor_value(a.tensor)
     return tuple([a.floats[j] for j in range(a.count)])
 
 

@@ -20,6 +20,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         OC_ATTR_INTS
         OC_ATTR_FLOATS
         OC_ATTR_STRINGS
+        OC_ATTR_TENSOR
         OC_STRING
 
     ctypedef struct oc_string:
@@ -46,6 +47,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         const float* floats
         const char* const* strings
         const int64_t* lengths
+        const oc_tensor* tensor
 
     ctypedef struct oc_attr_spec:
         const char* name

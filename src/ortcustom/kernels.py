@@ -27,6 +27,7 @@ from .errors import exception_text
 from .inference import infer_outputs
 from .op_table import binding_row
 from .registry import InvalidAttribute, Op, check_text, checked
+from .strings import pack
 from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
@@ -84,27 +85,11 @@ class _Operand:
 
 
 def _pack_strings(op: Op, decl, arr):
-    """A string input as the kernel reads it: (the UTF-8 bytes, each element followed by a NUL; the
-    oc_string rows (pointer, size) into them). Elements are str, or bytes (checked as UTF-8 by the
-    glue)."""
-    enc = []
-    for j, v in enumerate(arr.reshape(-1)):
-        if isinstance(v, str):
-            try:
-                enc.append(v.encode("utf-8"))
-            except UnicodeEncodeError as e:  # a lone surrogate
-                raise ValueError(f"{op.name}: {decl.name} element {j} cannot be UTF-8 ({e.reason})") from None
-        elif isinstance(v, bytes):
-            enc.append(v)
-        else:
-            raise TypeError(f"{op.name}: {decl.name} element {j} is {type(v).__name__}; a string tensor holds str")
-    buf = np.frombuffer(b"\0".join(enc) + b"\0", np.uint8)
-    rows = np.empty((len(enc), 2), np.int64)
-    sizes = np.fromiter(map(len, enc), np.int64, len(enc))
-    rows[:, 1] = sizes
-    rows[:, 0] = buf.ctypes.data
-    rows[1:, 0] += np.cumsum(sizes[:-1] + 1)
-    return buf, rows
+    """A string input as the kernel reads it (strings.pack), errors naming the op and the input."""
+    try:
+        return pack(arr)
+    except (TypeError, ValueError) as e:
+        raise type(e)(f"{op.name}: {decl.name} {e}") from None
 
 
 def _c_strides(shape, item):
@@ -388,10 +373,32 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
                              lambda: values)
     consts = tuple(_value_key(operands[i]) for i in plan.constants) if plan.constants else None
-    _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(values.items())),
+    keyed = {k: _Tensor(v) if isinstance(v, np.ndarray) else v for k, v in values.items()}  # (tensor attributes)
+    _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(keyed.items())),
                          threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
+
+
+class _Tensor:
+    """A tensor attribute's value as a direct call's cache key: equal by contents."""
+
+    __slots__ = ("array", "_key")
+
+    def __init__(self, array):
+        self.array = array
+        if array.dtype == object:  # text: the sizes too (elements may hold NULs)
+            buf, rows = pack(array)
+            data = rows[:, 1].tobytes() + buf.tobytes()
+        else:
+            data = array.tobytes()
+        self._key = (array.shape, str(array.dtype), data)
+
+    def __eq__(self, other):
+        return isinstance(other, _Tensor) and self._key == other._key
+
+    def __hash__(self):
+        return hash(self._key)
 
 
 def _value_key(x):

@@ -76,7 +76,7 @@ def _attr_value(tag: str, a) -> tuple[str, str]:
     else:
         pre = f"const float {tag}[] = {{{', '.join(repr(float(v)) + 'f' for v in value) or '0'}}};\n"
         floats, count = tag, len(value)
-    init = (f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}, {strings}, {lengths}}}")
+    init = (f"{{{_c(a.name)}, {c_attr_kind(a.kind)}, 0, {count}, {i}LL, {float(f)!r}, {s}, {ints}, {floats}, {strings}, {lengths}, nullptr}}")  # (a tensor attribute has no default)
     return pre, init
 
 

@@ -128,6 +128,8 @@ class Attr:
             raise ValueError(f"attribute {self.name!r}: bytes=True is for string and strings attributes "
                              f"(kind {self.kind!r}, bytes={self.bytes!r})")
         check_text(f"attribute {self.name!r}: doc", self.doc)
+        if self.kind == "tensor" and not self.required:
+            raise ValueError(f"attribute {self.name!r}: a tensor attribute has no default (declare it without one)")
         if self.kind == "string" and isinstance(self.default, str):
             check_text(f"attribute {self.name!r}: default", self.default)
         if self.choices is not None:
@@ -341,6 +343,10 @@ class Op:
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
         if self.torch is not None:
+            for a in self.attrs:
+                if a.kind == "tensor":
+                    _fail(n, f"torch={self.torch!r}: attribute {a.name!r} is a tensor, which a torch op cannot take "
+                             f"as an attribute (declare the op without torch=)")
             for io in (*self.inputs, *self.outputs):
                 if any(element_type(t).torch is None for t in self.types.get(io.type, (io.type,))):
                     _fail(n, f"torch={self.torch!r}: {io.name} may be a string tensor, which torch has no "
@@ -388,11 +394,36 @@ def normalize(attr: Attr, value):
 def coerce_attr(attr: Attr, value):
     """The attribute's value as Python (int, float, str, tuple of int/float); TypeError if wrong."""
     kind = ATTR_KINDS[attr.kind]
+    if kind.name == "tensor":
+        return _tensor(value)
     if not kind.is_list:
         return _scalar(kind.name, value, attr.bytes)
     if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
         raise TypeError(f"expected a sequence of {kind.element.name}s, got {value!r}")
     return tuple(_scalar(kind.element.name, v, attr.bytes) for v in value)
+
+
+def _tensor(value):
+    """A tensor attribute's value: a C-contiguous array of an ONNX element type, at most 16 dims
+    (text: an object array of str); TypeError otherwise."""
+    from .types import name_of_dtype
+
+    if isinstance(value, (str, bytes)) or value is None:
+        raise TypeError(f"expected an array, got {value!r}")
+    arr = _np.asarray(value)
+    try:
+        name = name_of_dtype(arr.dtype)
+    except ValueError as e:
+        raise TypeError(f"expected an array of an ONNX element type: {e}") from None
+    if arr.ndim > 16:
+        raise TypeError(f"expected at most 16 dims, got {arr.ndim}")
+    if name == "string":
+        arr = _np.array([v.decode("utf-8") if isinstance(v, bytes) else v for v in arr.reshape(-1)] or [],
+                        dtype=object).reshape(arr.shape)
+        bad = next((v for v in arr.reshape(-1) if not isinstance(v, str)), None)
+        if bad is not None:
+            raise TypeError(f"expected str elements in a string tensor, got {bad!r}")
+    return _np.ascontiguousarray(arr)
 
 
 class NotText(ValueError):

@@ -127,6 +127,8 @@ class AttrKind:
         with ".0" added to an integral one ("-1.0"); the glue prints with the same rule (glue/attrs.cpp)."""
         if self.is_list:
             return "[" + ", ".join(self.element.text(v) for v in value) + "]"
+        if self.name == "tensor":
+            return f"<tensor {name_of_dtype(value.dtype)} {tuple(value.shape)}>"
         if self.name == "float":
             s = f"{value:.9g}"
             return s if any(c in s for c in ".eni") else s + ".0"
@@ -145,4 +147,6 @@ ATTR_KINDS: dict[str, AttrKind] = {k.name: k for k in (
     AttrKind("ints", 4, "OC_ATTR_INTS", 7, int, "int[]", "i", "is", True),
     AttrKind("floats", 5, "OC_ATTR_FLOATS", 6, float, "float[]", "f", "fs", True),
     AttrKind("strings", 6, "OC_ATTR_STRINGS", 8, str, "str[]", "s", "ss", True),
+    # a tensor (NumPy array) of any element type; no default; torch ops take none
+    AttrKind("tensor", 7, "OC_ATTR_TENSOR", 4, np.ndarray, "Tensor", "t", "t"),
 )}

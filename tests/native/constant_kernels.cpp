@@ -1,5 +1,6 @@
 // Kernels whose create reads what a node is made with: a constant input (an initializer), a session
-// configuration entry. Compiled by tests/test_constant_inputs.py and tests/test_config_entries.py
+// configuration entry, a tensor attribute. Compiled by tests/test_constant_inputs.py,
+// tests/test_config_entries.py and tests/test_tensor_attribute.py
 // into a package's plain library and run by every path.
 #include <string>
 #include <unordered_map>
@@ -103,8 +104,39 @@ int echo(oc::Context& ctx) {
   return ctx.set_string(0, 1, now.data(), (int64_t)now.size());
 }
 
+// Y = X + the sum of the tensor attribute `table` (float or int64; any shape); Z (string) = the
+// elements of the tensor attribute `names` joined with "|" (a string tensor).
+const char* const kTableOut[] = {"Y", "Z", nullptr};
+const int32_t kTableSig[][3] = {{OC_FLOAT, OC_FLOAT, OC_STRING}};
+const oc_attr_spec kTableAttrs[] = {{"table", OC_ATTR_TENSOR}, {"names", OC_ATTR_TENSOR}, {nullptr, 0}};
+constexpr oc::Spec kTableSpec = {kEchoIn, kTableOut, kTableAttrs, OC_SIGNATURES(kTableSig), nullptr};
+int table_sum(oc::Context& ctx) {
+  const oc_tensor& t = oc::attr_value<OC_ATTR_TENSOR>(ctx.attr(0));
+  const oc_tensor& names = oc::attr_value<OC_ATTR_TENSOR>(ctx.attr(1));
+  if (names.dtype != OC_STRING) return ctx.fail(OC_INVALID_ARGUMENT, "names must be a string tensor");
+  double sum = 0;
+  int rc = oc::dispatch<float, int64_t>(ctx, t.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (int64_t j = 0; j < t.size; ++j) sum += (double)static_cast<const T*>(t.data)[j];
+    return (int)OC_OK;
+  });
+  if (rc) return rc;
+  const oc_tensor& x = ctx.input(0);
+  float* y;
+  if ((rc = ctx.output(0, x, &y))) return rc;
+  for (int64_t j = 0; y && j < x.size; ++j) y[j] = static_cast<const float*>(x.data)[j] + (float)sum;
+  std::string joined;
+  const oc_string* e = static_cast<const oc_string*>(names.data);
+  for (int64_t j = 0; j < names.size; ++j) joined.append(j ? "|" : "").append(e[j].data, (size_t)e[j].size);
+  const int64_t one[] = {1};
+  oc_string* z;
+  if ((rc = ctx.output(1, one, 1, &z))) return rc;
+  return ctx.set_string(1, 0, joined.data(), (int64_t)joined.size());
+}
+
 }  // namespace
 
+OC_KERNEL(table_sum, cpu, kTableSpec, table_sum)
 OC_KERNEL_STATEFUL(config_echo, cpu, kEchoSpec, echo_create, echo_destroy, echo)
 OC_KERNEL_STATEFUL(vocab_lookup, cpu, kLookupSpec, lookup_create, lookup_destroy, lookup)
 OC_KERNEL_STATEFUL(sum_scale, cpu, kScaleSpec, scale_create, scale_destroy, scale)

@@ -11,6 +11,90 @@
 
 namespace oc_glue {
 
+// A string tensor's n elements as oc_string, into bytes and elems: ORT packs the bytes (element k
+// from offsets[k]); each is moved up by k bytes, last first, to make room for its NUL. (ORT's C API
+// lends no view of a string tensor's elements: one copy.)
+OrtStatus* read_string_elements(const OrtApi* api, const OrtValue* v, size_t n, std::vector<char>* bytes,
+                                std::vector<oc_string>* elems) {
+  size_t total = 0;
+  OrtStatus* st = api->GetStringTensorDataLength(v, &total);
+  if (st) return st;
+  bytes->resize(total + n);
+  elems->resize(n);
+  std::vector<size_t> offsets(n);
+  st = api->GetStringTensorContent(v, bytes->data(), total, offsets.data(), n);
+  if (st) return st;
+  char* b = bytes->data();
+  for (size_t k = n; k-- > 0;) {
+    const size_t len = (k + 1 < n ? offsets[k + 1] : total) - offsets[k];
+    memmove(b + offsets[k] + k, b + offsets[k], len);
+    b[offsets[k] + k + len] = 0;
+    (*elems)[k] = {b + offsets[k] + k, (int64_t)len};
+  }
+  return nullptr;
+}
+
+// A value's element type, dims (at most OC_MAX_RANK: else *rank says how many) and element count.
+OrtStatus* describe(const OrtApi* api, const OrtValue* v, ONNXTensorElementDataType* type, int64_t* dims,
+                    size_t* rank, size_t* count) {
+  OrtTensorTypeAndShapeInfo* info = nullptr;
+  OrtStatus* st = api->GetTensorTypeAndShape(v, &info);
+  if (st) return st;
+  st = api->GetDimensionsCount(info, rank);
+  if (!st && *rank <= OC_MAX_RANK) st = api->GetDimensions(info, dims, *rank);
+  if (!st) st = api->GetTensorElementType(info, type);
+  if (!st) st = api->GetTensorShapeElementCount(info, count);
+  api->ReleaseTensorTypeAndShapeInfo(info);
+  return st;
+}
+
+void Attrs::reserve(size_t n) {
+  strings.reserve(n);
+  ints.reserve(n);
+  floats.reserve(n);
+  strs.reserve(n);
+  str_ptrs.reserve(n);
+  str_lens.reserve(n);
+  tensors.reserve(n);
+  tensor_dims.reserve(n);
+  tensor_bytes.reserve(n);
+  tensor_elems.reserve(n);
+}
+
+void keep_tensor(Attrs* out, const oc_tensor& src, oc_attr* a) {
+  out->tensors.push_back(src);
+  oc_tensor& t = out->tensors.back();
+  out->tensor_dims.emplace_back(src.shape, src.shape + src.rank);
+  t.shape = out->tensor_dims.back().data();
+  out->tensor_bytes.emplace_back();
+  out->tensor_elems.emplace_back();
+  std::vector<char>& bytes = out->tensor_bytes.back();
+  if (src.dtype == OC_STRING) {
+    const oc_string* e = static_cast<const oc_string*>(src.data);
+    size_t total = 0;
+    for (int64_t j = 0; j < src.size; ++j) total += (size_t)e[j].size + 1;
+    bytes.resize(total);
+    std::vector<oc_string>& elems = out->tensor_elems.back();
+    elems.resize((size_t)src.size);
+    char* p = bytes.data();
+    for (int64_t j = 0; j < src.size; ++j) {
+      if (e[j].size) memcpy(p, e[j].data, (size_t)e[j].size);
+      p[e[j].size] = 0;
+      elems[(size_t)j] = {p, e[j].size};
+      p += e[j].size + 1;
+    }
+    t.data = src.size ? elems.data() : nullptr;
+  } else {
+    const size_t n = (size_t)src.size * oc::dtype_size(src.dtype);
+    bytes.assign(static_cast<const char*>(src.data), static_cast<const char*>(src.data) + (src.data ? n : 0));
+    t.data = n ? bytes.data() : nullptr;
+  }
+  t.device = OC_CPU;
+  t.present = 1;
+  a->tensor = &t;
+  a->count = src.size;
+}
+
 namespace {
 
 const char* kind_text(int32_t kind) {
@@ -21,6 +105,7 @@ const char* kind_text(int32_t kind) {
     case OC_ATTR_INTS: return "ints";
     case OC_ATTR_FLOATS: return "floats";
     case OC_ATTR_STRINGS: return "strings";
+    case OC_ATTR_TENSOR: return "tensor";
     default: return "unknown";
   }
 }
@@ -31,6 +116,38 @@ bool ok(const OrtApi* api, OrtStatus* st) {
   return false;
 }
 
+// A tensor attribute, copied out of ORT's value (released at once).
+bool read_tensor(const OrtApi* api, const OrtKernelInfo* info, const char* name, Attrs* out, oc_attr* a) {
+  OrtAllocator* alloc = nullptr;
+  OrtValue* v = nullptr;
+  if (!ok(api, api->GetAllocatorWithDefaultOptions(&alloc)) ||
+      !ok(api, api->KernelInfoGetAttribute_tensor(info, name, alloc, &v)) || v == nullptr)
+    return false;
+  oc_tensor t;
+  memset(&t, 0, sizeof t);
+  int64_t dims[OC_MAX_RANK];
+  size_t rank = 0, count = 0;
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<char> bytes;
+  std::vector<oc_string> elems;
+  bool got = ok(api, describe(api, v, &type, dims, &rank, &count)) && rank <= OC_MAX_RANK;
+  if (got && type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {
+    got = count == 0 || ok(api, read_string_elements(api, v, count, &bytes, &elems));
+    t.data = elems.data();
+  } else if (got) {
+    got = ok(api, api->GetTensorMutableData(v, const_cast<void**>(&t.data)));
+  }
+  if (got) {
+    t.shape = dims;
+    t.rank = (int32_t)rank;
+    t.size = (int64_t)count;
+    t.dtype = (int32_t)type;
+    keep_tensor(out, t, a);
+  }
+  api->ReleaseValue(v);
+  return got;
+}
+
 // Reads attribute `name` as `kind` into `a` (its storage in `out`); false when the node has no
 // attribute of that kind by that name. ORT reads an array of the other array kind as empty, not as
 // an error: `*empty_array` says so, and the caller decides.
@@ -39,6 +156,8 @@ bool read_one(const OrtApi* api, const OrtKernelInfo* info, const char* name, in
   *empty_array = false;
   size_t n = 0;
   switch (kind) {
+    case OC_ATTR_TENSOR:
+      return read_tensor(api, info, name, out, a);
     case OC_ATTR_INT:
       return ok(api, api->KernelInfoGetAttribute_int64(info, name, &a->i));
     case OC_ATTR_FLOAT: {
@@ -172,12 +291,7 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
                 const OrtApi* api25, const char* ort_version) {
   const size_t n = (size_t)op->n_attrs;
   out->values.assign(n, oc_attr());
-  out->strings.reserve(n);  // the oc_attrs point into these: no reallocation
-  out->ints.reserve(n);
-  out->floats.reserve(n);
-  out->strs.reserve(n);
-  out->str_ptrs.reserve(n);
-  out->str_lens.reserve(n);
+  out->reserve(n);  // the oc_attrs point into these: no reallocation
   for (size_t j = 0; j < n; ++j) {
     const oc_attr_def& d = op->attrs[j];
     oc_attr& a = out->values[j];
@@ -185,6 +299,7 @@ bool read_attrs(const OrtApi* api, const OrtKernelInfo* info, const oc_op_def* o
     a.name = d.name;
     a.kind = d.kind;
     a.count = d.kind >= OC_ATTR_STRING ? d.value.count : 1;
+    a.tensor = nullptr;
     if (d.kind == OC_ATTR_STRINGS && api25 == nullptr) {  // ORT's C API reads strings from 1.25 on
       *err = format("attribute '%s' (strings) needs ONNX Runtime 1.25 or newer to be read; this one is %s", d.name,
                     ort_version);

@@ -20,7 +20,23 @@ struct Attrs {
   std::vector<std::vector<std::string>> strs;  // a strings attribute's elements, their pointers, lengths
   std::vector<std::vector<const char*>> str_ptrs;
   std::vector<std::vector<int64_t>> str_lens;
+  std::vector<oc_tensor> tensors;  // a tensor attribute: the tensor, its dims, bytes, string elements
+  std::vector<std::vector<int64_t>> tensor_dims;
+  std::vector<std::vector<char>> tensor_bytes;
+  std::vector<std::vector<oc_string>> tensor_elems;
+  void reserve(size_t n);  // every vector: the oc_attrs point into them
 };
+
+// A copy of `src` (host memory: numbers, or oc_string elements) into out's storage, a->tensor
+// pointing at it (a->count its element count).
+void keep_tensor(Attrs* out, const oc_tensor& src, oc_attr* a);
+
+// A string tensor's n elements as oc_string, into bytes and elems (NUL-terminated).
+OrtStatus* read_string_elements(const OrtApi* api, const OrtValue* v, size_t n, std::vector<char>* bytes,
+                                 std::vector<oc_string>* elems);
+// A value's element type, dims (at most OC_MAX_RANK: else *rank says how many) and element count.
+OrtStatus* describe(const OrtApi* api, const OrtValue* v, ONNXTensorElementDataType* type, int64_t* dims,
+                    size_t* rank, size_t* count);
 
 // Reads the node's attributes as `op` declares them (kinds, defaults, required); false with *err
 // saying what is wrong ("attribute 'epsilon' must be of type float, but the node gives an int").

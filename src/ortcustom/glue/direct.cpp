@@ -127,12 +127,7 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
     k->dtypes.assign(dtypes, dtypes + op->n_inputs + op->n_outputs);
     Attrs& a = k->attrs;
     a.values.assign(attrs, attrs + n_attrs);
-    a.strings.reserve((size_t)n_attrs);
-    a.ints.reserve((size_t)n_attrs);
-    a.floats.reserve((size_t)n_attrs);
-    a.strs.reserve((size_t)n_attrs);
-    a.str_ptrs.reserve((size_t)n_attrs);
-    a.str_lens.reserve((size_t)n_attrs);
+    a.reserve((size_t)n_attrs);
     for (oc_attr& v : a.values) {
       if (v.kind == OC_ATTR_STRING && v.s) {
         a.strings.emplace_back(v.s, (size_t)v.count);
@@ -143,6 +138,8 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
       } else if (v.kind == OC_ATTR_FLOATS) {
         a.floats.emplace_back(v.floats, v.floats + v.count);
         v.floats = a.floats.back().data();
+      } else if (v.kind == OC_ATTR_TENSOR && v.tensor) {
+        keep_tensor(&a, *v.tensor, &v);
       } else if (v.kind == OC_ATTR_STRINGS) {  // each element's bytes exactly (NULs kept)
         std::vector<std::string> s;
         for (int64_t j = 0; j < v.count; ++j) s.emplace_back(v.strings[j], (size_t)v.lengths[j]);

@@ -234,43 +234,6 @@ const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) 
   return nullptr;
 }
 
-// A string tensor's n elements as oc_string, into bytes and elems: ORT packs the bytes (element k
-// from offsets[k]); each is moved up by k bytes, last first, to make room for its NUL. (ORT's C API
-// lends no view of a string tensor's elements: one copy.)
-OrtStatus* read_string_elements(const OrtApi* api, const OrtValue* v, size_t n, std::vector<char>* bytes,
-                                std::vector<oc_string>* elems) {
-  size_t total = 0;
-  OrtStatus* st = api->GetStringTensorDataLength(v, &total);
-  if (st) return st;
-  bytes->resize(total + n);
-  elems->resize(n);
-  std::vector<size_t> offsets(n);
-  st = api->GetStringTensorContent(v, bytes->data(), total, offsets.data(), n);
-  if (st) return st;
-  char* b = bytes->data();
-  for (size_t k = n; k-- > 0;) {
-    const size_t len = (k + 1 < n ? offsets[k + 1] : total) - offsets[k];
-    memmove(b + offsets[k] + k, b + offsets[k], len);
-    b[offsets[k] + k + len] = 0;
-    (*elems)[k] = {b + offsets[k] + k, (int64_t)len};
-  }
-  return nullptr;
-}
-
-// A value's element type, dims (at most OC_MAX_RANK: else *rank says how many) and element count.
-OrtStatus* describe(const OrtApi* api, const OrtValue* v, ONNXTensorElementDataType* type, int64_t* dims,
-                    size_t* rank, size_t* count) {
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  OrtStatus* st = api->GetTensorTypeAndShape(v, &info);
-  if (st) return st;
-  st = api->GetDimensionsCount(info, rank);
-  if (!st && *rank <= OC_MAX_RANK) st = api->GetDimensions(info, dims, *rank);
-  if (!st) st = api->GetTensorElementType(info, type);
-  if (!st) st = api->GetTensorShapeElementCount(info, count);
-  api->ReleaseTensorTypeAndShapeInfo(info);
-  return st;
-}
-
 // The session's configuration entries, copied (KernelInfo_GetConfigEntries: ORT >= 1.24).
 OrtStatus* read_config(const OrtKernelInfo* info, Config* config) {
   if (g_api24 == nullptr) {

@@ -84,8 +84,9 @@ typedef enum oc_attr_kind {
                          included; usually UTF-8 text), then a NUL */
   OC_ATTR_INTS = 4,   /* ints[count] */
   OC_ATTR_FLOATS = 5, /* floats[count] */
-  OC_ATTR_STRINGS = 6 /* strings[count], each lengths[j] bytes then a NUL (ONNX Runtime's C API reads
-                         each only up to its first NUL: a session's elements hold none) */
+  OC_ATTR_STRINGS = 6, /* strings[count], each lengths[j] bytes then a NUL (ONNX Runtime's C API reads
+                          each only up to its first NUL: a session's elements hold none) */
+  OC_ATTR_TENSOR = 7   /* *tensor: a tensor in host memory (count: its element count) */
 } oc_attr_kind;
 
 /* Status codes: what compute, create and the context's functions return. */
@@ -131,6 +132,7 @@ typedef struct oc_attr {
   const float* floats;
   const char* const* strings;
   const int64_t* lengths; /* strings' byte lengths */
+  const struct oc_tensor* tensor;
 } oc_attr;
 
 /* An attribute the kernel reads: its name and kind, in the order the kernel indexes them. */

@@ -80,6 +80,15 @@ struct type_of;
 OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_TRAITS)
 #undef OC_ELEMENT_TYPE_TRAITS
 
+// Bytes per element of oc_dtype t in a kernel's buffer (0: none such).
+inline size_t dtype_size(int32_t t) {
+#define OC_ELEMENT_TYPE_SIZE(T, D, NAME) \
+  if (t == D) return sizeof(T);
+  OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_SIZE)
+#undef OC_ELEMENT_TYPE_SIZE
+  return 0;
+}
+
 inline const char* dtype_name(int32_t t) {
 #define OC_ELEMENT_TYPE_NAME(T, D, NAME) \
   if (t == D) return NAME;
@@ -121,6 +130,7 @@ inline auto attr_value(const oc_attr& a) {
   else if constexpr (Kind == OC_ATTR_INTS) return array_view<int64_t>{a.ints, a.count};
   else if constexpr (Kind == OC_ATTR_FLOATS) return array_view<float>{a.floats, a.count};
   else if constexpr (Kind == OC_ATTR_STRINGS) return array_view<const char*>{a.strings, a.count};  // + a.lengths
+  else if constexpr (Kind == OC_ATTR_TENSOR) return static_cast<const oc_tensor&>(*a.tensor);
   else static_assert(Kind < 0, "not an oc_attr_kind");
 }
 
