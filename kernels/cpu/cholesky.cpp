@@ -39,32 +39,9 @@ int oc_cholesky_f64(const double* a, double* l, int32_t* info, int64_t batch, in
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-using ::oc::detail::div_up;
-using ::oc::detail::num_tasks;
-using ::oc::detail::parallel_for;
-using ::oc::detail::split_range;
+#include "simd.inc"
 
 enum : int64_t { kBlock = 64, kTile = 4, kMaxInnerTasks = 64, kSmall = 16 };
-
-template <class T>
-struct Vec {
-  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
-  typedef typename ::oc::detail::Simd<T, W>::type type;
-};
-
-template <class V, class T>
-static OC_ALWAYS_INLINE V vload(const T* p) {
-  V v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <class T, class V>
-static OC_ALWAYS_INLINE T hsum(const V& v) {
-  T s = T(0);
-  for (int i = 0; i < Vec<T>::W; ++i) s += v[i];
-  return s;
-}
 
 // <x[0:len], y[0:len]>
 template <class T>

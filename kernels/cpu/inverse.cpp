@@ -62,10 +62,7 @@ int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 using ::oc::detail::Conv;
-using ::oc::detail::div_up;
-using ::oc::detail::num_tasks;
-using ::oc::detail::parallel_for;
-using ::oc::detail::split_range;
+#include "simd.inc"
 
 // Unaligned vector load/store (defined here, inside the pass, so they carry its target options).
 template <class V, class T>
@@ -78,9 +75,6 @@ template <class V, class T>
 static OC_ALWAYS_INLINE void simd_store(T* p, const V& v) {
   memcpy(p, &v, sizeof v);
 }
-
-template <class T>
-static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
 
 // ------------------------------------------------------------------------------------------
 // Small matrices: N known at compile time, matrix on the stack.

@@ -53,30 +53,9 @@ int oc_qr_f64(const double* a, double* q, double* r, int64_t batch, int64_t m, i
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-using ::oc::detail::div_up;
-using ::oc::detail::num_tasks;
-using ::oc::detail::parallel_for;
-using ::oc::detail::split_range;
+#include "simd.inc"
 
 enum : int64_t { kPanel = 32, kGroup = 8, kSmall = 8, kLarge = 48, kMaxInnerTasks = 64 };
-
-template <class T>
-struct Vec {
-  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
-  typedef typename ::oc::detail::Simd<T, W>::type type;
-};
-
-template <class V, class T>
-static OC_ALWAYS_INLINE V vload(const T* p) {
-  V v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <class V, class T>
-static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
-  memcpy(p, &v, sizeof v);
-}
 
 // The sum of a vector's lanes, by halves (a few adds, not W - 1 in a chain).
 template <class T, int W>

@@ -67,32 +67,9 @@ void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, doub
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-using ::oc::detail::div_up;
-using ::oc::detail::num_tasks;
-using ::oc::detail::parallel_for;
-using ::oc::detail::split_range;
+#include "simd.inc"
 
 enum : int64_t { kPanel = 64, kRows = 4, kSmall = 16, kChunk = 256, kMaxInnerTasks = 64 };
-
-template <class T>
-struct Vec {
-  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
-  typedef typename ::oc::detail::Simd<T, W>::type type;
-};
-
-template <class V, class T>
-static OC_ALWAYS_INLINE V vload(const T* p) {
-  V v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-template <class V, class T>
-static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
-  memcpy(p, &v, sizeof v);
-}
-
-template <class T>
-static OC_ALWAYS_INLINE T absval(T v) { return v < T(0) ? -v : v; }
 
 // y[0:len] -= f * x[0:len]
 template <class T>

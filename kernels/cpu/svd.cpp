@@ -49,37 +49,9 @@ int oc_svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finit
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
-using ::oc::detail::div_up;
-using ::oc::detail::num_tasks;
-using ::oc::detail::parallel_for;
-using ::oc::detail::split_range;
+#include "simd.inc"
 
 enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64 };
-
-template <class T>
-struct Vec {
-  enum { W = OC_VEC_BYTES / (int)sizeof(T) };
-  typedef typename ::oc::detail::Simd<T, W>::type type;
-};
-
-template <class V, class T>
-static OC_ALWAYS_INLINE V vload(const T* p) {
-  V v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-template <class V, class T>
-static OC_ALWAYS_INLINE void vstore(T* p, const V& v) {
-  memcpy(p, &v, sizeof v);
-}
-
-template <class T, class V>
-static OC_ALWAYS_INLINE T hsum(const V& v) {
-  T s = T(0);
-  for (int i = 0; i < Vec<T>::W; ++i) s += v[i];
-  return s;
-}
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
 template <class T>
