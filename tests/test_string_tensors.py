@@ -311,3 +311,13 @@ def test_the_utf8_check_is_rfc_3629(raw, bad_at, textops):
 def test_valid_utf8_passes_whole(text, textops):
     pkg, _ = textops
     assert kernels.call(pkg.StrLen, np.array([text], object)).tolist() == [len(text.encode())]
+
+
+def test_string_bindings_are_never_given_to_the_cuda_provider():
+    """String tensors live on the host: an op with a CUDA kernel runs its string bindings on the CPU."""
+    op = Op("Either", [Input("X", "T")], [Output("Y", "T", shape="X")], types={"T": ("float", "string")},
+            compute=lambda X: X, cuda=True)
+    plan = [(b["provider"], b["input_types"]) for b in ortcustom._customop.describe(Domain("test.either").add(op))
+            if not b["type_guard"]]
+    assert plan == [("CPUExecutionProvider", ["float"]), ("CPUExecutionProvider", ["string"]),
+                    ("CUDAExecutionProvider", ["float"])]

@@ -787,6 +787,8 @@ std::vector<OpPlan> plan_ops(const oc_op_def* def) {
     std::set<std::vector<int32_t>> seen;
     for (int32_t b = 0; b < def->n_bindings; ++b) {
       const int32_t* r = def->bindings + (size_t)b * width;
+      // string tensors live on the host: such a binding runs on the CPU provider only
+      if (device == OC_CUDA && std::find(r, r + width, (int32_t)OC_STRING) != r + width) continue;
       std::vector<int32_t> row(width);
       for (int32_t j = 0; j < width; ++j) row[j] = keep[j] ? r[j] : 0;
       if (seen.insert(row).second) out.push_back({row, device, false});
