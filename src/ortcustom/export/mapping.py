@@ -15,7 +15,7 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve,
+from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, Eigh, Eigvalsh, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve,
                    SolveEx, SolveTriangular, Svd, Svdvals, library_domains)
 from ..registry import Domain, Op
 
@@ -300,14 +300,26 @@ def qr(domain: str | None = None) -> OpMapping:
     return OpMapping("aten::linalg_qr", Qr, domain or DEFAULT_DOMAINS["Qr"], args=("A", "mode"))
 
 
+def eigh(domain: str | None = None) -> OpMapping:
+    """aten::linalg_eigh (torch.linalg.eigh; UPLO) -> Eigh: (eigenvalues, eigenvectors)."""
+    return OpMapping("aten::linalg_eigh", Eigh, domain or DEFAULT_DOMAINS["Eigh"], args=("A", "UPLO"))
+
+
+def eigvalsh(domain: str | None = None) -> OpMapping:
+    """aten::linalg_eigvalsh (torch.linalg.eigvalsh; UPLO) -> Eigvalsh."""
+    return OpMapping("aten::linalg_eigvalsh", Eigvalsh, domain or DEFAULT_DOMAINS["Eigvalsh"], args=("A", "UPLO"))
+
+
 BUILTIN = {"inverse": inverse, "group_norm": group_norm, "searchsorted": searchsorted, "cholesky": cholesky,
            "cholesky_ex": cholesky_ex, "solve_triangular": solve_triangular, "solve": solve, "solve_ex": solve_ex,
-           "slogdet": slogdet, "svd": svd, "svdvals": svdvals, "qr": qr}
+           "slogdet": slogdet, "svd": svd, "svdvals": svdvals, "qr": qr, "eigh": eigh,
+           "eigvalsh": eigvalsh}
 """The mappings of torch's own ops, by name, for `ops=`: "inverse" (the default), "group_norm",
-"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd", "svdvals", "qr"."""
+"searchsorted", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd", "svdvals", "qr", "eigh",
+"eigvalsh"."""
 
 GROUPS = {"linalg": ("inverse", "cholesky", "cholesky_ex", "solve_triangular", "solve", "solve_ex", "slogdet", "svd",
-                     "svdvals", "qr")}
+                     "svdvals", "qr", "eigh", "eigvalsh")}
 """Names for several of BUILTIN at once, for `ops=`: "linalg" (torch.linalg's ops that ortcustom has)."""
 
 DEFAULT_OPS = ("inverse",)

@@ -2,6 +2,7 @@
 from ..registry import Domain, Op
 from . import contrib
 from .cholesky import Cholesky, CholeskyEx
+from .eigh import Eigh, Eigvalsh
 from .contrib import ContribGroupNorm, SkipGroupNorm
 from .group_norm import GroupNorm
 from .inverse import Inverse
@@ -12,7 +13,7 @@ from .solve_triangular import SolveTriangular
 from .svd import Svd, Svdvals
 
 ALL = (Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx, SolveTriangular, Solve, SolveEx, Slogdet, Svd,
-       Svdvals, Qr)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
+       Svdvals, Qr, Eigh, Eigvalsh)  # ortcustom's own ops; ORT's contrib ops are in contrib.ALL
 
 
 def library_domains():
