@@ -16,6 +16,8 @@ CALLS = {  # what a user writes, on inputs each accepts
     "torch.linalg.qr complete": (lambda a: torch.linalg.qr(a[:, :, :2], mode="complete")[0], lambda: (_spd(3),)),
     "torch.linalg.qr r": (lambda a: torch.linalg.qr(a, mode="r")[1], lambda: (_spd(3),)),
     "torch.linalg.eigh": (lambda a: torch.linalg.eigh(a)[0], lambda: (_spd(3),)),
+    "torch.linalg.eigh U": (lambda a: torch.linalg.eigh(a, UPLO="U")[1], lambda: (_spd(3),)),
+    "torch.linalg.eigvalsh": (lambda a: torch.linalg.eigvalsh(a), lambda: (_spd(3),)),
     "torch.linalg.svd": (lambda a: torch.linalg.svd(a)[1], lambda: (_spd(3),)),
     "torch.linalg.svdvals": (lambda a: torch.linalg.svdvals(a), lambda: (_spd(3),)),
     "torch.linalg.slogdet": (lambda a: torch.linalg.slogdet(a)[1], lambda: (_spd(3),)),
