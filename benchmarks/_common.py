@@ -589,7 +589,7 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
     return samples
 
 
-from . import (cholesky_cases, contrib_group_norm, qr_cases, searchsorted_cases, solve_cases,  # noqa: E402
+from . import (cholesky_cases, contrib_group_norm, eigh_cases, qr_cases, searchsorted_cases, solve_cases,  # noqa: E402
                solve_triangular_cases, svd_cases, torch_op_cases)  # (after Case, Goal, Impl)
 
 _add_groups(contrib_group_norm)
@@ -600,3 +600,4 @@ _add_groups(solve_triangular_cases)
 _add_groups(solve_cases)
 _add_groups(svd_cases)
 _add_groups(qr_cases)
+_add_groups(eigh_cases)

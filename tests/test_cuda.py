@@ -11,8 +11,8 @@ import pytest
 import ortcustom
 from ortcustom import kernels
 from ortcustom.native import builtin_info
-from ortcustom.ops import (Cholesky, CholeskyEx, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve, SolveEx,
-                           SolveTriangular, Svd, Svdvals)
+from ortcustom.ops import (Cholesky, CholeskyEx, Eigh, Eigvalsh, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve,
+                           SolveEx, SolveTriangular, Svd, Svdvals)
 from ortcustom.testing import make_model
 
 from helpers import assert_inverse, random_normal, row_cycled, well_conditioned
@@ -44,7 +44,7 @@ if not builtin_info("cuda_built"):
 
 PROVIDERS = ["CUDAExecutionProvider", "CPUExecutionProvider"]
 DOM = ortcustom.Domain("ortcustom").add(Inverse, GroupNorm, SearchSorted, Cholesky, CholeskyEx,
-                                           SolveTriangular, Solve, SolveEx, Slogdet, Svd, Svdvals, Qr)
+                                           SolveTriangular, Solve, SolveEx, Slogdet, Svd, Svdvals, Qr, Eigh, Eigvalsh)
 
 
 def test_orts_cuda_provider_starts_on_this_gpu_machine():
@@ -282,6 +282,44 @@ def test_svd_on_gpu_nan_for_non_finite():
     u, s, vh = _run_all_bound(sess, cp.asarray(a))  # no error without a synchronization: NaN instead
     assert np.isnan(s[2:]).all() and np.isnan(u[2:]).all() and np.isnan(vh[2:]).all()
     np.testing.assert_allclose(s[:2], kernels.svdvals(a[:2]), atol=1e-12)
+
+
+# ---- Eigh ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(4096, 3, 3), (1024, 4, 4), (256, 8, 8), (3, 1, 1), (2, 40, 40), (0, 3, 3),
+                                   (2, 0, 0)])
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_on_gpu_is_cupys_and_the_cpu_kernels(dtype, shape, uplo):
+    """Eigenvalues as cupy.linalg.eigvalsh's (cuSOLVER's syevd) and the CPU kernel's; eigenvectors orthonormal with
+    V diag(w) V^T = A and the CPU kernel's sign convention (test_eigh.assert_eigh); only the UPLO triangle read."""
+    from test_eigh import assert_eigh
+
+    a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(dtype)
+    sess = cuda_session(Eigh, {"A": (a.dtype, list(shape))}, attrs={"UPLO": uplo})
+    w, v = _run_all_bound(sess, cp.asarray(a))
+    assert_eigh(a, w, v, uplo)
+    tol = 16 * max(shape[-1], 1) * np.finfo(dtype).eps * max(1.0, np.abs(w).max(initial=0))
+    np.testing.assert_allclose(w, kernels.eigvalsh(a, UPLO=uplo), rtol=0, atol=tol)
+    vals = cuda_session(Eigvalsh, {"A": (a.dtype, list(shape))}, attrs={"UPLO": uplo})
+    np.testing.assert_allclose(_run_all_bound(vals, cp.asarray(a))[0], w, rtol=0, atol=tol)
+    for b in range(min(3, int(np.prod(shape[:-2])))):
+        if shape[-1] == 0:
+            break
+        want = cp.asnumpy(cp.linalg.eigvalsh(cp.asarray(a[b]), UPLO=uplo))
+        np.testing.assert_allclose(w[b], want, rtol=0, atol=tol)
+
+
+def test_eigh_on_gpu_nan_for_non_finite_in_the_triangle_read():
+    a = np.random.default_rng(0).standard_normal((4, 5, 5))
+    a[2, 1, 1] = np.nan
+    a[3, 3, 0] = np.inf  # lower triangle: read with UPLO='L' only
+    w, v = _run_all_bound(cuda_session(Eigh, {"A": (a.dtype, list(a.shape))}), cp.asarray(a))
+    assert np.isnan(w[2:]).all() and np.isnan(v[2:]).all()
+    np.testing.assert_allclose(w[:2], kernels.eigvalsh(a[:2]), atol=1e-12)
+    w, v = _run_all_bound(cuda_session(Eigh, {"A": (a.dtype, list(a.shape))}, attrs={"UPLO": "U"}), cp.asarray(a))
+    assert np.isnan(w[2]).all() and np.isfinite(w[3]).all()
+    np.testing.assert_allclose(w[3], kernels.eigvalsh(a[3:], UPLO="U")[0], atol=1e-12)
 
 
 # ---- Qr --------------------------------------------------------------------------------------

@@ -15,8 +15,8 @@ from typing import Iterable, Sequence
 import torch
 
 from ..attr_check import InvalidAttribute, checked
-from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, Eigh, Eigvalsh, GroupNorm, Inverse, Qr, SearchSorted, Slogdet, Solve,
-                   SolveEx, SolveTriangular, Svd, Svdvals, library_domains)
+from ..ops import (ALL as BUILTIN_OPS, Cholesky, CholeskyEx, Eigh, Eigvalsh, GroupNorm, Inverse, Qr, SearchSorted,
+                   Slogdet, Solve, SolveEx, SolveTriangular, Svd, Svdvals, library_domains)
 from ..registry import Domain, Op
 
 DEFAULT_DOMAINS = {op.name: d.name for d in reversed(library_domains()) for op in d.ops}
