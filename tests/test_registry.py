@@ -26,8 +26,30 @@ def test_add_same_op_twice_is_an_error():
 
 def test_same_name_overlapping_versions_is_an_error():
     other = Op("Inverse", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x)
-    with pytest.raises(ValueError, match=r"already has an op 'Inverse' for versions \[1, inf\]"):
+    with pytest.raises(ValueError, match=r"already has an op 'Inverse' for versions \[1, inf\], which overlaps "
+                                         r"\[1, inf\]: one declaration per op name and version\. For several "
+                                         r"element types declare one Op with a type constraint"):
         Domain("a").add(Inverse, other)
+
+
+def test_a_second_signature_under_one_name_is_refused_saying_what_works():
+    """Issue 28 item 3 is not built: a float and an int64 declaration of one name are refused (the
+    error says how to take several types: one Op with a type constraint), the domain keeps the
+    first, and the one-Op spelling it points to runs both types."""
+    f = Op("Twice", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x * 2)
+    i = Op("Twice", [Input("X", "int64")], [Output("Y", "int64")], compute=lambda x: x * 2)
+    d = Domain("a").add(f)
+    with pytest.raises(ValueError, match=r"'Twice'.*several declarations under one name, one per type signature, "
+                                         r"are not supported yet"):
+        d.add(i)
+    assert d.ops == (f,)
+    both = Op("Twice", [Input("X", "T")], [Output("Y", "T")], types={"T": ["float", "int64"]},
+              compute=lambda x: x * 2)
+    assert Domain("b").add(both).ops == (both,)
+    for dtype in (np.float32, np.int64):
+        x = np.arange(3, dtype=dtype)
+        y = session(both, Domain("b").add(both), {"X": x}).run(None, {"X": x})[0]
+        assert y.dtype == dtype and y.tolist() == [0, 2, 4]
 
 
 @pytest.mark.parametrize("name", ["", None, 3])

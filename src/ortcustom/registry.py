@@ -500,7 +500,10 @@ class Domain:
                 if have.name == op.name and _overlap(have, op):
                     raise ValueError(
                         f"domain {self.name!r} already has an op {op.name!r} for versions "
-                        f"{_span(have)}, which overlaps {_span(op)}")
+                        f"{_span(have)}, which overlaps {_span(op)}: one declaration per op name and version. "
+                        f"For several element types declare one Op with a type constraint (types={{'T': [...]}}) "
+                        f"whose kernel reads each tensor's dtype; several declarations under one name, one per "
+                        f"type signature, are not supported yet")
             self._ops.append(op)  # nothing global: onnx learns the schemas from ortcustom.schemas.register
         return self
 
