@@ -75,8 +75,25 @@ cdef object _read_attr(const OrtApi* api, const OrtOpAttr* a, str kind):
     if not _ok(api, api.ReadOpAttr(a, code, p, n, &n)):
         return None
     if kind == "string":
-        return bytes(buf[:n]).decode("utf-8", "replace")
+        raw = bytes(buf[:n])
+        if raw.endswith(b"\0") and _counts_the_nul():  # ORT 1.17's ReadOpAttr counts the terminator
+            raw = raw[:-1]
+        return raw.decode("utf-8", "replace")
     return tuple(array.array("q" if kind == "ints" else "f", bytes(buf[:n])))
+
+
+_NUL_COUNTED = None
+
+
+def _counts_the_nul() -> bool:
+    """Whether this ORT's ReadOpAttr includes a string's terminating NUL in its size (1.17 does,
+    1.31 does not; the version it changed in is unknown here, so every release before 1.24 is taken
+    to)."""
+    global _NUL_COUNTED
+    if _NUL_COUNTED is None:
+        import onnxruntime
+        _NUL_COUNTED = tuple(int(x) for x in onnxruntime.__version__.split(".")[:2]) < (1, 24)
+    return _NUL_COUNTED
 
 
 cdef dict _shape_attrs(const OrtApi* api, OrtShapeInferContext* ctx, op):
