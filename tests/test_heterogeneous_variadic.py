@@ -75,8 +75,3 @@ def test_a_plain_library_in_a_c_host(library):
     r = run_host(make_model(decl.DTYPES, decl.HETEROGENEOUS[0], FEEDS), FEEDS, libraries=[library])
     assert r.returncode == 0, r.stdout
     np.testing.assert_array_equal(r.outputs["Y"], ENUMS)
-
-
-def test_a_heterogeneous_variadic_output_is_refused_when_declared():
-    with pytest.raises(ValueError, match=r"output 'ys': homogeneous=False .* for variadic inputs only"):
-        Output("ys", "T", variadic=True, homogeneous=False)

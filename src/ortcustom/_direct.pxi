@@ -27,7 +27,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
     cdef int32_t n = 0, j
     cdef int code = OC_OK
     cdef char* msg = NULL
-    cdef int32_t[::1] dtypes = array.array("i", row)  # the binding's types, every input and output
+    cdef int32_t[::1] dtypes = array.array("i", row)  # the declared inputs' types, then each output tensor's
     while kd.attrs != NULL and kd.attrs[n].name != NULL:
         n += 1
     cdef oc_attr* block = <oc_attr*>malloc(max(n, 1) * sizeof(oc_attr))
@@ -42,7 +42,7 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
         for j in range(n):
             name = kd.attrs[j].name.decode()
             fill_attr(&block[j], kd.attrs[j].name, kd.attrs[j].kind, values[name], keep)
-        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], block, n, ins if consts is not None else NULL, &code, &msg)
+        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], len(row) - od.d.n_inputs, block, n, ins if consts is not None else NULL, &code, &msg)
     finally:
         free(block)
     if dk.k == NULL:
@@ -95,7 +95,8 @@ cdef int _direct_strings(void* self, int32_t i, const oc_string* elements, int64
 
 def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple attrs, int32_t threads,
                int32_t device_id, size_t stream, outs=None, consts=None):
-    """Runs od's kernel for `device` once. `row`: the binding's element types (inputs, outputs);
+    """Runs od's kernel for `device` once. `row`: the element types of the declared inputs, then of each
+    output tensor (a variadic output's one each);
     `inputs`: per input (data pointer, shape, ONNX element type, oc device, present); `attrs`:
     sorted (name, normalized value) pairs; `call`: the ortcustom.kernels._Call (outputs, scratch);
     `outs`: None, or inference.infer_outputs' word on the outputs (the shape rules' shapes are

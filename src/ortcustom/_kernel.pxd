@@ -80,6 +80,7 @@ cdef extern from "ortcustom/kernel.h" nogil:
         const char* op_name
         const int32_t* dtypes
         const void* host_data
+        const int32_t* output_dtypes
 
     ctypedef int (*oc_compute_fn)(oc_context* ctx) noexcept nogil
     ctypedef int (*oc_create_fn)(oc_context* ctx, void** state) noexcept nogil
@@ -179,7 +180,7 @@ cdef extern from "glue.h" nogil:
         int (*strings)(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept
     ctypedef struct oc_direct_kernel
     oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                       const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
+                                       int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
                                        char** message)
     void oc_direct_destroy(oc_direct_kernel* k)
     int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,

@@ -8,7 +8,10 @@
 #
 # Results: the function returns one array or a tuple of them (None for an optional output it does
 # not produce); each is checked against the declared element type and copied into the buffer ORT
-# allocates for that output (one copy; with the GIL released when it is large).
+# allocates for that output (one copy; with the GIL released when it is large). A function with a
+# keyword-only parameter `out_dtypes` gets each output tensor's NumPy dtype (a tuple, a variadic
+# output's tensors one each): how it learns the types of a heterogeneous variadic output's tensors,
+# which are the node's.
 #
 # The `out=` path (opt-in, no copy of results): if the function has a keyword-only parameter named
 # `out` (seen once per op, from its signature), and every output of the node can be shaped before
@@ -84,7 +87,7 @@ cdef object _text_array(const oc_tensor* t):
     return arr
 
 
-cdef int _set_strings(oc_context* ctx, int32_t i, object r, str name) except -1:
+cdef int _set_strings(oc_context* ctx, int32_t i, object r, str name, str whose="the op declares") except -1:
     """String output i: allocated with r's shape, each element set from r's (str, or bytes)."""
     cdef int64_t dims[OC_MAX_RANK]
     cdef int32_t j
@@ -92,7 +95,7 @@ cdef int _set_strings(oc_context* ctx, int32_t i, object r, str name) except -1:
     cdef bytes b
     arr = r if cnp.PyArray_Check(r) else np.asarray(r, object)
     if arr.dtype.kind not in "UOS":
-        raise _KernelError(f"output {name} has dtype {arr.dtype}; the op declares string")
+        raise _KernelError(f"output {name} has dtype {arr.dtype}; {whose} string")
     if arr.ndim > OC_MAX_RANK:
         raise _KernelError(f"output {name} has rank {arr.ndim}; at most {OC_MAX_RANK}")
     for j in range(arr.ndim):
@@ -118,6 +121,7 @@ cdef int _set_strings(oc_context* ctx, int32_t i, object r, str name) except -1:
 cdef class _PyPlan:
     cdef object fn
     cdef bint wants_out          # has a keyword-only parameter `out`
+    cdef bint wants_dtypes       # has a keyword-only parameter `out_dtypes`: gets each output's dtype
     cdef bint out_required       # ... without a default
     cdef bint rebinds_out        # assigns to its `out` parameter: must then return its outputs
     cdef bint can_prealloc       # every declared output takes the shape of an input
@@ -135,6 +139,11 @@ cdef _PyPlan _make_plan(op):
     except (TypeError, ValueError):  # some builtins have no signature
         param = None
     p.wants_out = param is not None and param.kind is inspect.Parameter.KEYWORD_ONLY
+    try:
+        dtypes = inspect.signature(p.fn).parameters.get("out_dtypes")
+    except (TypeError, ValueError):
+        dtypes = None
+    p.wants_dtypes = dtypes is not None and dtypes.kind is inspect.Parameter.KEYWORD_ONLY
     p.out_required = p.wants_out and param.default is inspect.Parameter.empty
     p.rebinds_out = p.wants_out and _assigns(p.fn, "out")
     names = [i.name for i in op.inputs]
@@ -187,9 +196,9 @@ cdef int py_create(oc_context* ctx, void** state) noexcept nogil:
     with gil:
         try:
             op = (<OpDef>ctx.host_data).op
-            n_in = len(op.inputs)
-            out_dtypes = tuple([np.dtype(cnp.PyArray_DescrFromType(typenum_of(ctx.dtypes[n_in + j])))
-                                for j in range(len(op.outputs))])
+            # per output tensor (a heterogeneous variadic output's: each the node's own type)
+            out_dtypes = tuple([np.dtype(cnp.PyArray_DescrFromType(typenum_of(ctx.output_dtypes[j])))
+                                for j in range(ctx.n_outputs)])
             try:
                 values = attrs_to_dict(op, ctx.attrs)
             except NotText as e:
@@ -279,6 +288,9 @@ cdef int _run(oc_context* ctx, bint cuda) except -1:
     out_dtypes = state[2]
     plan = <_PyPlan>state[3]
     n_decl = len(op.outputs)
+    if plan.wants_dtypes:  # what each output tensor must be (a heterogeneous variadic's: the node's types)
+        attrs = dict(attrs)
+        attrs["out_dtypes"] = out_dtypes
     args = PyTuple_New(n_in)
     for i in range(n_in):
         a = (cupy_view(&ins[i]) if cuda and ins[i].device == OC_CUDA else view(&ins[i], False)) if ins[i].present else None
@@ -331,13 +343,18 @@ cdef int _run(oc_context* ctx, bint cuda) except -1:
             if op.outputs[last].optional:
                 continue
             raise _KernelError(f"the Python kernel returned None for required output {op.outputs[last].name}")
-        _copy_result(ctx, i, r, op.outputs[last].name, out_dtypes[last], ctx.dtypes[len(op.inputs) + last], cuda)
+        decl = op.outputs[last]
+        if decl.homogeneous:
+            _copy_result(ctx, i, r, decl.name, out_dtypes[i], ctx.output_dtypes[i], cuda)
+        else:  # its tensors' types are the node's: say which tensor, and whose type
+            _copy_result(ctx, i, r, f"{decl.name} (the node's output {i})", out_dtypes[i], ctx.output_dtypes[i],
+                         cuda, "the node gives it")
     if len(results) < n_out and not all(o.optional for o in op.outputs[len(results):]):
         raise _KernelError(f"the Python kernel returned {len(results)} outputs; the node has {n_out}")
     return 0
 
 
-cdef object _checked(object r, str name, object want, int onnx_type, bint cuda):
+cdef object _checked(object r, str name, object want, int onnx_type, bint cuda, str whose="the op declares"):
     """r as an array of the declared dtype (TypeError-free: a _KernelError otherwise)."""
     try:
         if cuda:
@@ -351,21 +368,21 @@ cdef object _checked(object r, str name, object want, int onnx_type, bint cuda):
     if not cuda and cnp.PyArray_TYPE(<cnp.ndarray>arr) == _typenums[onnx_type]:
         pass
     elif arr.dtype != want:
-        raise _KernelError(f"output {name} has dtype {arr.dtype}; the op declares {want}")
+        raise _KernelError(f"output {name} has dtype {arr.dtype}; {whose} {want}")
     if arr.ndim > OC_MAX_RANK:
         raise _KernelError(f"output {name} has rank {arr.ndim}; at most {OC_MAX_RANK}")
     return arr
 
 
 cdef int _copy_result(oc_context* ctx, int32_t i, object r, str name, object want, int onnx_type,
-                      bint cuda) except -1:
+                      bint cuda, str whose="the op declares") except -1:
     """Allocates output i with r's shape and copies r into it."""
     cdef oc_tensor t
     cdef int64_t dims[OC_MAX_RANK]
     cdef int32_t j
     if onnx_type == OC_STRING:
-        return _set_strings(ctx, i, r, name)
-    arr = _checked(r, name, want, onnx_type, cuda)
+        return _set_strings(ctx, i, r, name, whose)
+    arr = _checked(r, name, want, onnx_type, cuda, whose)
     shape = arr.shape
     for j in range(arr.ndim):
         dims[j] = shape[j]

@@ -13,7 +13,8 @@ from .types import onnx_enum
 
 def infer_outputs(op: Op, in_types: Sequence[int | None], in_shapes: Sequence[tuple | None],
                   attrs: Callable[[], dict]) -> list[tuple[int | None, tuple | None]]:
-    """For each declared output, (ONNX element type or None, shape or None).
+    """For each declared output, (ONNX element type or None, shape or None). A heterogeneous
+    variadic output's type is None: the model's outputs give each tensor's.
 
     `in_types`/`in_shapes` are per node input (None: absent or unknown); extra node inputs belong
     to a variadic last input. Shapes hold ints, str (symbols) or None (unknown dims). `attrs()`
@@ -29,6 +30,8 @@ def infer_outputs(op: Op, in_types: Sequence[int | None], in_shapes: Sequence[tu
     out, got_attrs = [], None
     for o in op.outputs:
         elem = types.get(o.type) if o.type in op.types else onnx_enum(o.type)
+        if not o.homogeneous and o.type in op.types:
+            elem = None  # each tensor's type is the node's: the model says it, no rule
         shape = None
         if isinstance(o.shape, str):
             shape = shapes.get(o.shape)

@@ -5,6 +5,10 @@
     y = kernels.inverse(x)                       # the built-in ops, by snake_case name
     y = kernels.group_norm(x, 4, scale, bias, epsilon=1e-5)
 
+An op whose last output is variadic with `homogeneous=False` takes `out_types=` (a sequence of element
+type names or dtypes): the type of each of that output's tensors, and so their count (in a session,
+the model's outputs say them).
+
 Inputs come by position (or by name), attributes by keyword (checked as in a session). NumPy arrays (anything
 np.asarray takes) run the CPU kernel, on threads() threads; arrays on a GPU (CuPy, torch CUDA tensors: any
 `__cuda_array_interface__`) run the CUDA kernel on `stream` (default: the array library's current
@@ -28,7 +32,7 @@ from .inference import infer_outputs
 from .op_table import binding_row
 from .registry import InvalidAttribute, Op, check_text, checked
 from .strings import pack
-from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
+from .types import ELEMENT_TYPES, canonical, name_of_dtype, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 _TEXT = numpy_dtype("string")  # object: a string output's elements are str
@@ -107,7 +111,7 @@ class _Call:
                  operands):
         self.op_name = op.name
         self.op = op
-        self.n_outputs = len(op.outputs)
+        self.n_outputs = len(out_dtypes)  # per output tensor (a variadic output's: one each)
         self.out_dtypes = out_dtypes
         self.like, self.device, self.device_id, self.stream = like, device, device_id, stream
         self.given, self.inplace, self.operands = given, inplace, operands
@@ -132,7 +136,7 @@ class _Call:
                     raise ValueError(f"{self.op_name}: out overlaps {self.op.inputs[j].name}; give a separate array")
 
     def output(self, i: int, shape: tuple) -> int:
-        name = self.op.outputs[i].name
+        name = self.op.outputs[min(i, len(self.op.outputs) - 1)].name
         dtype = self.out_dtypes[i]
         if self.given is not None and self.given[i] is not None:
             a = self.given[i]
@@ -254,7 +258,7 @@ class _Plan:
         self.inplace = {_CPU: _inplace(self.kernel.cpu), _CUDA: _inplace(self.kernel.cuda)}
         self.op_def = native.op_def(op)
         self.rules = any(callable(o.shape) for o in op.outputs)  # shape rules: the kernel is held to them
-        self.rows = {}  # binding (element types of the constraints) -> (dtype row, output dtypes)
+        self.rows = {}  # (binding, out_types) -> (type row, per output tensor its dtype)
         self.constants = tuple(i for i, d in enumerate(self.decls) if d.constant)  # read by the kernel's create
 
 
@@ -297,9 +301,10 @@ def set_threads(n: int | None) -> None:
     _threads = n
 
 
-def call(op: Op, *inputs, out=None, stream=None, **attrs):
+def call(op: Op, *inputs, out=None, stream=None, out_types=None, **attrs):
     """Runs `op`'s native kernel on `inputs` (by position; None for an absent optional one) with
-    the attributes `attrs`; returns its output (a tuple for several)."""
+    the attributes `attrs`; returns its output (a tuple for several). `out_types`: for an op whose
+    last output is variadic with homogeneous=False (only), the element type of each of its tensors."""
     if not isinstance(op, Op) or op.native is None:
         raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
     plan = _plan(op)
@@ -338,11 +343,14 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
         if allowed and binding.setdefault(d.type, x.type) != x.type:
             raise TypeError(f"{name}: {d.name} has dtype {x.dtype}, but {d.type} is already "
                             f"{numpy_dtype(binding[d.type])} from an earlier input")
-    key = tuple(binding.items())
+    varied = _varied_types(op, out_types)
+    key = (tuple(binding.items()), varied)
     typed = plan.rows.get(key)
-    if typed is None:  # the binding's element types (inputs, outputs), once per binding; a constraint
-        # only absent inputs have takes its first type, as the outputs do
+    if typed is None:  # the binding's element types (inputs, then each output tensor), once per binding;
+        # a constraint only absent inputs have takes its first type, as the outputs do
         row = binding_row(op, binding)
+        if varied is not None:  # a heterogeneous variadic output: a type per tensor, the caller's
+            row = row[:len(row) - 1] + varied
         typed = plan.rows[key] = (row, [numpy_dtype(name_of_enum(e)) for e in row[len(decls):]])
     row, out_dtypes = typed
     values = dict(plan.defaults)
@@ -357,8 +365,8 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
     given = None
     if out is not None:
         given = tuple(out) if isinstance(out, (tuple, list)) else (out,)
-        if len(given) != len(op.outputs):
-            raise ValueError(f"{name}: out has {len(given)} arrays; the op has {len(op.outputs)} outputs")
+        if len(given) != len(out_dtypes):
+            raise ValueError(f"{name}: out has {len(given)} arrays; the op has {len(out_dtypes)} outputs")
     like, device_id, s = None, 0, 0
     if device == _CUDA:
         like = next(x.value for d, x in zip(per_input, operands) if x is not None and x.device == _CUDA)
@@ -378,6 +386,37 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
                          threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
+
+
+def _varied_types(op: Op, out_types) -> tuple[int, ...] | None:
+    """The ONNX types of a heterogeneous variadic last output's tensors, from the caller's `out_types`
+    (each any of its constraint's types; at least min_arity); None for any other op (which takes no
+    out_types). TypeError naming the op otherwise."""
+    last = op.outputs[-1]
+    if last.homogeneous:
+        if out_types is not None:
+            raise TypeError(f"{op.name}: out_types is for an op whose last output is variadic with "
+                            f"homogeneous=False; {op.name}'s output types come from its inputs")
+        return None
+    allowed = op.types.get(last.type, (last.type,))
+    if out_types is None or isinstance(out_types, (str, bytes)) or not hasattr(out_types, "__iter__"):
+        raise TypeError(f"{op.name}: output {last.name} is variadic with homogeneous=False: give "
+                        f"out_types=(...), the element type of each of its tensors (each one of "
+                        f"{_accepts(allowed)}), got {out_types!r}")
+    out = []
+    for j, t in enumerate(out_types):
+        try:
+            n = canonical(t) if isinstance(t, str) else name_of_dtype(t)
+        except (TypeError, ValueError):
+            n = None
+        if n not in allowed:
+            raise TypeError(f"{op.name}: out_types[{j}] is {t!r}; output {last.name}'s tensors are each one of "
+                            f"{_accepts(allowed)}")
+        out.append(onnx_enum(n))
+    if len(out) < last.min_arity:
+        raise TypeError(f"{op.name}: out_types gives {len(out)} tensors for output {last.name}; it has at least "
+                        f"{last.min_arity}")
+    return tuple(out)
 
 
 class _Tensor:

@@ -70,7 +70,10 @@ class Input:
 
 @dataclass(frozen=True)
 class Output:
-    """An output. `shape`: None (not inferred), an input's name (same shape), or a callable
+    """An output. A variadic one with `homogeneous=False` makes tensors of different types, each any
+    of its constraint's: each one's type is the node's (the model's value_info or graph outputs; a
+    direct call's `out_types=`), and the kernel sees it (oc_context.output_dtypes; a Python kernel
+    returns arrays of those dtypes). `shape`: None (not inferred), an input's name (same shape), or a callable
     `f(shapes, attrs) -> tuple | None` where `shapes` maps input names to tuples of dims (int, str
     for a symbolic dim, None for an unknown one) or None (unknown rank, or input absent); it returns
     such a tuple or None. A rule that raises or returns anything else is an error naming the op, and
@@ -86,9 +89,9 @@ class Output:
 
     def __post_init__(self):
         check_name("output", self.name)
-        if not self.homogeneous:  # its tensors' types would be the node's, which no kernel is told
+        if not self.homogeneous and not self.variadic:
             raise ValueError(f"output {self.name!r}: homogeneous=False (tensors of different element types) is for "
-                             f"variadic inputs only: an output's element type comes from the node's type binding")
+                             f"a variadic output (variadic=True)")
         if callable(self.shape):
             try:
                 sig = inspect.signature(self.shape)
@@ -343,6 +346,10 @@ class Op:
         if self.torch is not None and (not isinstance(self.torch, str) or "::" not in self.torch):
             _fail(n, f"torch must be a torch op name 'namespace::name', got {self.torch!r}")
         if self.torch is not None:
+            if not self.outputs[-1].homogeneous:
+                _fail(n, f"torch={self.torch!r}: output {self.outputs[-1].name!r} is variadic with homogeneous=False "
+                         f"(its tensors' types are the model's), which a torch op cannot say (declare the op "
+                         f"without torch=)")
             for a in self.attrs:
                 if a.kind == "tensor":
                     _fail(n, f"torch={self.torch!r}: attribute {a.name!r} is a tensor, which a torch op cannot take "

@@ -72,8 +72,9 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
 
     `inputs` maps input names, in order, to an array (its type and shape are used), a pair
     `(element type or dtype, shape)` (shape None: unknown rank; dims may be str for symbolic), or
-    None for an absent optional input (the node gets "" there). `outputs` likewise; by default the
-    outputs of an `Op` declaration, typed from its constraints, with unknown shapes. A `Domain`'s
+    None for an absent optional input (the node gets "" there). `outputs` likewise, one per node
+    output (a variadic output's tensors one each: how a heterogeneous one's types are given); by
+    default the outputs of an `Op` declaration, typed from its constraints, with unknown shapes. A `Domain`'s
     ONNX schemas are registered with onnx (ortcustom.schemas.register).
     """
     from onnx import helper
@@ -104,6 +105,9 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
 def _output_type(op: Op, out, inputs) -> str:
     if out.type not in op.types:
         return out.type
+    if not out.homogeneous:
+        raise ValueError(f"output {out.name!r} of {op.name} is variadic with homogeneous=False: its tensors' types "
+                         f"are the model's; give outputs= (a name and type per tensor)")
     for decl in op.inputs:
         spec = inputs.get(decl.name)
         if decl.type == out.type and spec is not None:

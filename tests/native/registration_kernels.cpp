@@ -1,7 +1,7 @@
 // Kernels of the plain libraries tests/plain_library.py builds for the registration tests
 // (declarations: registration_ops.py): Scale by 2 and by 3 (two versions of one op), and Pick,
-// which takes four inputs of any element type each and reports the binding it was given, and
-// Dtypes (a heterogeneous variadic input).
+// which takes four inputs of any element type each and reports the binding it was given,
+// Dtypes (a heterogeneous variadic input) and Splat (a heterogeneous variadic output).
 #include <string.h>
 
 #include "ortcustom/kernel.hpp"
@@ -53,9 +53,32 @@ int dtypes(oc::Context& ctx) {
   return OC_OK;
 }
 
+// Splat: ys (variadic, heterogeneous) = X (float) converted to each output tensor's own element
+// type, the node's (oc_context.output_dtypes): each tensor written with the type it is allocated as.
+const char* const kYs[] = {"ys", nullptr};
+constexpr int32_t kFloatAny[][2] = {{OC_FLOAT, OC_UNDEFINED}};
+constexpr oc::Spec kSplat = {kX, kYs, nullptr, OC_SIGNATURES(kFloatAny), nullptr};
+
+int splat(oc::Context& ctx) {
+  const oc_tensor& x = ctx.input(0);
+  const float* xd = static_cast<const float*>(x.data);
+  for (int32_t j = 0; j < ctx.n_outputs(); ++j) {
+    const int rc = oc::dispatch<float, int64_t, double>(ctx, ctx.output_dtype(j), [&](auto tag) {
+      using T = decltype(tag);
+      T* y;
+      if (int r = ctx.output(j, x, &y)) return r;
+      for (int64_t i = 0; y != nullptr && i < x.size; ++i) y[i] = (T)xd[i] + (T)j;
+      return (int)OC_OK;
+    });
+    if (rc != OC_OK) return rc;
+  }
+  return OC_OK;
+}
+
 }  // namespace
 
 OC_KERNEL(scale2, cpu, kScale, scale<2>)
 OC_KERNEL(scale3, cpu, kScale, scale<3>)
 OC_KERNEL(pick, cpu, kPick, pick)
 OC_KERNEL(dtypes, cpu, kDtypes, dtypes)
+OC_KERNEL(splat, cpu, kSplat, splat)

@@ -30,3 +30,8 @@ MIXED = ("float", "int64", "double")
 DTYPES = Op("Dtypes", [Input("xs", "T", variadic=True, homogeneous=False)], [Output("Y", "float")],
             types={"T": MIXED}, native="registration_ops:dtypes")
 HETEROGENEOUS = [Domain("test.heterogeneous").add(DTYPES)]
+
+# a heterogeneous variadic output: each tensor any of T's types, the node's (ys[j] = X + j in it)
+SPLAT = Op("Splat", [Input("X", "float")], [Output("ys", "T", shape="X", variadic=True, homogeneous=False)],
+           types={"T": MIXED}, native="registration_ops:splat")
+HETEROGENEOUS_OUT = [Domain("test.heterogeneous_out").add(SPLAT)]

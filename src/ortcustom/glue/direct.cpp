@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <algorithm>
 #include <new>
 
 #include "attrs.hpp"
@@ -29,7 +30,8 @@ using namespace oc_glue;
 struct oc_direct_kernel {
   const oc_op_def* op;
   const oc_kernel* kernel;
-  std::vector<int32_t> dtypes;
+  std::vector<int32_t> dtypes;  // each declared input's, then each output tensor's (oc_context.output_dtypes)
+  int32_t n_outputs;
   Attrs attrs;  // in the kernel's order (copied: the caller's block need not outlive this)
   int32_t device;
   void* state = nullptr;
@@ -115,7 +117,7 @@ class DirectRun : public Run {
 }  // namespace oc_glue
 
 extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                              const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts,
+                                              int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts,
                                               int* code, char** message) {
   *message = nullptr;
   *code = OC_OK;
@@ -124,7 +126,9 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
     k->op = op;
     k->kernel = kernel;
     k->device = kernel->device;
-    k->dtypes.assign(dtypes, dtypes + op->n_inputs + op->n_outputs);
+    k->n_outputs = n_outputs;
+    k->dtypes.assign(dtypes, dtypes + op->n_inputs + n_outputs);
+    k->dtypes.resize((size_t)(op->n_inputs + std::max(n_outputs, op->n_outputs)), OC_UNDEFINED);
     Attrs& a = k->attrs;
     a.values.assign(attrs, attrs + n_attrs);
     a.reserve((size_t)n_attrs);
@@ -154,6 +158,8 @@ extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kern
     }
     if (kernel->create) {
       CreateRun r(op, kernel, k->device, k->dtypes.data(), a.values, consts);
+      r.c.n_outputs = n_outputs;
+      r.c.output_dtypes = k->dtypes.data() + op->n_inputs;
       *code = r.create(&k->state);
       if (*code != OC_OK) {
         *message = copy_message(where(op, "", r.message()));
@@ -189,6 +195,8 @@ extern "C" int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs,
     r.c.stream = stream;
     r.c.state = k->state;
     r.c.dtypes = k->dtypes.data();
+    r.c.n_outputs = k->n_outputs;
+    r.c.output_dtypes = k->dtypes.data() + k->op->n_inputs;
     for (int32_t i = 0; i < n_inputs; ++i)
       if (inputs[i].rank < 0 || inputs[i].rank > OC_MAX_RANK) {
         const oc_io_def& d = k->op->inputs[i < k->op->n_inputs ? i : k->op->n_inputs - 1];

@@ -76,11 +76,12 @@ typedef struct oc_direct_host {
 /* A kernel's per-call state, made once per (kernel, attributes, element types) and reused. */
 typedef struct oc_direct_kernel oc_direct_kernel;
 
-/* Runs the kernel's create with `attrs` (in the kernel's order), the binding's element types and
-   `consts` (NULL, or per declared input a tensor create reads where the input is declared constant;
+/* Runs the kernel's create with `attrs` (in the kernel's order), the element types (`dtypes`: each
+   declared input's, then each of the call's n_outputs output tensors', a variadic output's one each)
+   and `consts` (NULL, or per declared input a tensor create reads where the input is declared constant;
    valid during the call). Returns NULL with *message (malloc'ed) and *code on failure. */
 oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                   const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
+                                   int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
                                    char** message);
 void oc_direct_destroy(oc_direct_kernel* k);
 

@@ -357,11 +357,11 @@ struct OrtApi {
     OrtStatusPtr (*RegisterCustomOpsLibrary_V2)(OrtSessionOptions* options, const char* library_path);  /* 1.14 */
     void (*unused_229)(void);
     OrtStatusPtr (*KernelInfo_GetInputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
-    void (*unused_231)(void);
+    OrtStatusPtr (*KernelInfo_GetOutputCount)(const OrtKernelInfo* info, size_t* out);  /* 1.14 */
     void (*unused_232)(void);
     void (*unused_233)(void);
     OrtStatusPtr (*KernelInfo_GetInputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
-    void (*unused_235)(void);
+    OrtStatusPtr (*KernelInfo_GetOutputTypeInfo)(const OrtKernelInfo* info, size_t index, OrtTypeInfo** out);  /* 1.14 */
     /* a TENSOR attribute as a new CPU OrtValue (release it); an error for any other kind */
     OrtStatusPtr (*KernelInfoGetAttribute_tensor)(const OrtKernelInfo* info, const char* name, OrtAllocator* allocator, OrtValue** out);  /* 1.14 */
     OrtStatusPtr (*HasSessionConfigEntry)(const OrtSessionOptions* options, const char* key, int* out);  /* 1.14 */
@@ -548,7 +548,9 @@ ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetSessionConfigEntry) == 238);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(GetTensorMemoryInfo) == 194);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(RegisterCustomOpsLibrary_V2) == 228);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputCount) == 230);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputCount) == 231);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetInputTypeInfo) == 234);
+ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetOutputTypeInfo) == 235);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetAttribute_tensor) == 236);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfo_GetNodeName) == 244);
 ORTCUSTOM_ABI_CHECK(ORTCUSTOM_SLOT(KernelInfoGetConstantInput_tensor) == 249);

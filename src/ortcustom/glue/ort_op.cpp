@@ -109,6 +109,8 @@ std::atomic<long> g_live_kernels{0};
 struct Kernel {
   const GlueOp* g = nullptr;
   const int32_t* row = nullptr;  // the node's type binding: a row of def->bindings
+  std::vector<int32_t> dtypes;   // each declared input's type (row), then each of the node's output
+                                 // tensors' (oc_context.dtypes, output_dtypes: node_output_types)
   const OrtApi* api;
   std::string node;
   Attrs attrs;              // in the declaration's order
@@ -234,6 +236,61 @@ const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) 
   return nullptr;
 }
 
+// The element type of the node's output i in the model (0: none said, or not a tensor).
+int32_t node_output_type(const OrtApi* api, const OrtKernelInfo* info, size_t i) {
+  OrtTypeInfo* ti = nullptr;
+  const OrtTensorTypeAndShapeInfo* tsi = nullptr;
+  ONNXTensorElementDataType t = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  OrtStatus* st = api->KernelInfo_GetOutputTypeInfo(info, i, &ti);
+  if (!st && ti) st = api->CastTypeInfoToTensorInfo(ti, &tsi);
+  if (!st && tsi) st = api->GetTensorElementType(tsi, &t);
+  if (st) api->ReleaseStatus(st);
+  if (ti) api->ReleaseTypeInfo(ti);
+  return st ? 0 : (int32_t)t;
+}
+
+// k->dtypes: the binding's input types, then one type per output tensor of the node. A variadic
+// output's tensors share its entry, unless it is heterogeneous: ORT is told "any" and checks none
+// of them, so each one's type is the node's (the model's), refused when the model says none or
+// one its type constraint does not take.
+OrtStatus* node_output_types(const OrtApi* api, const OrtKernelInfo* info, Kernel* k) {
+  const oc_op_def* def = k->g->def;
+  const int32_t n_in = def->n_inputs, n_out = def->n_outputs;
+  size_t n = 0;
+  OrtStatus* st = api->KernelInfo_GetOutputCount(info, &n);
+  if (st) return st;
+  const size_t total = std::max(n, (size_t)n_out);
+  k->dtypes.assign(k->row, k->row + n_in + n_out);
+  k->dtypes.resize((size_t)n_in + total, k->row[n_in + n_out - 1]);  // a variadic output's extra tensors
+  const oc_io_def& last = def->outputs[n_out - 1];
+  if (last.kind != OC_IO_VARIADIC || last.homogeneous) return nullptr;
+  const int32_t col = n_in + n_out - 1;
+  for (size_t i = (size_t)n_out - 1; i < n; ++i) {
+    const int32_t t = node_output_type(api, info, i);
+    if (t != 0 && column_takes(def, col, t)) {
+      k->dtypes[(size_t)n_in + i] = t;
+      continue;
+    }
+    std::vector<int32_t> seen;  // the constraint's types, in the bindings' order
+    std::string takes;
+    for (int32_t b = 0; b < def->n_bindings; ++b) {
+      const int32_t u = def->bindings[(size_t)b * (n_in + n_out) + col];
+      if (std::find(seen.begin(), seen.end(), u) != seen.end()) continue;
+      seen.push_back(u);
+      takes += (takes.empty() ? "" : ", ") + std::string(dtype_text(u));
+    }
+    const std::string which = format("output %s (the node's output %zu)", last.name, i);
+    return make_status(api, OC_INVALID_ARGUMENT,
+                       where(def, k->node, t == 0 ? format("%s has no element type in the model; a heterogeneous "
+                                                           "variadic output's tensors take theirs from the model "
+                                                           "(give it a type: value_info or a graph output; one of "
+                                                           "%s)", which.c_str(), takes.c_str())
+                                                  : format("%s has type %s; %s makes it one of %s", which.c_str(),
+                                                           dtype_text(t), def->name, takes.c_str())));
+  }
+  return nullptr;
+}
+
 // The session's configuration entries, copied (KernelInfo_GetConfigEntries: ORT >= 1.24).
 OrtStatus* read_config(const OrtKernelInfo* info, Config* config) {
   if (g_api24 == nullptr) {
@@ -320,6 +377,7 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
                          where(def, k->node, format("no kernel for input types (%s); %s accepts %s",
                                                     node_input_types(api, info, def).c_str(), def->name,
                                                     def->accepted ? def->accepted : "other types")));
+    if (OrtStatus* st = node_output_types(api, info, k.get())) return st;
     std::string err;
     if (!read_attrs(api, info, def, &k->attrs, &err, g_api25, g_ort_version)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
     auto host_error = [&](int rc, char* msg, const char* otherwise) {
@@ -350,8 +408,10 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
     }
     if (OrtStatus* st = read_config(info, &k->config)) return st;
     if (kd->create) {
-      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->row, k->ka, consts.empty() ? nullptr : consts.data(),
-                  &k->config);
+      CreateRun r(def, kd, g->cuda ? OC_CUDA : OC_CPU, k->dtypes.data(), k->ka,
+                  consts.empty() ? nullptr : consts.data(), &k->config);
+      r.c.n_outputs = (int32_t)k->dtypes.size() - def->n_inputs;
+      r.c.output_dtypes = k->dtypes.data() + def->n_inputs;
       const int rc = r.create(&k->state);
       if (rc != OC_OK) return make_status(api, rc, where(def, k->node, r.message()));
     }
@@ -564,10 +624,15 @@ OrtStatus* OrtRun::run() {
   c.inputs = ins;
   c.n_inputs = (int32_t)n_in;
   c.n_outputs = (int32_t)(node_outputs_ > (size_t)def->n_outputs ? node_outputs_ : (size_t)def->n_outputs);
+  if ((size_t)c.n_outputs + (size_t)def->n_inputs > k_->dtypes.size())  // not the node it was created for
+    return make_status(api_, OC_FAIL, where(def, k_->node, format("the node has %d outputs at run time; %zu when its "
+                                                                   "kernel was created", c.n_outputs,
+                                                                   k_->dtypes.size() - (size_t)def->n_inputs)));
   c.attrs = k_->ka.data();
   c.n_attrs = (int32_t)k_->ka.size();
   c.state = k_->state;
-  c.dtypes = k_->row;
+  c.dtypes = k_->dtypes.data();
+  c.output_dtypes = k_->dtypes.data() + def->n_inputs;
   if (k_->g->cuda) {
     st = api_->KernelContext_GetGPUComputeStream(ctx_, &c.stream);
     if (!st && c.stream == nullptr)
@@ -768,11 +833,13 @@ std::vector<OpPlan> plan_ops(const oc_op_def* def) {
   std::vector<OpPlan> out;
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
   std::vector<bool> keep(width, true);
+  for (int32_t o = 0; o < def->n_outputs; ++o)  // its tensors' types are the node's (node_output_types)
+    keep[n_in + o] = def->outputs[o].kind != OC_IO_VARIADIC || def->outputs[o].homogeneous;
   for (int32_t i = 0; i < n_in; ++i) {
     if (!def->inputs[i].constrained) continue;
     bool types_an_output = false;
     for (int32_t o = 0; o < def->n_outputs && !types_an_output; ++o) {
-      if (!def->outputs[o].constrained) continue;
+      if (!def->outputs[o].constrained || !keep[n_in + o]) continue;
       bool same = true;
       for (int32_t b = 0; b < def->n_bindings && same; ++b) {
         const int32_t* r = def->bindings + (size_t)b * width;

@@ -80,6 +80,7 @@ const char* Run::output_name(int32_t i) const {
 }
 
 int32_t Run::output_dtype(int32_t i) const {
+  if (c.output_dtypes) return c.output_dtypes[i];  // each tensor's, a variadic output's one each
   return c.dtypes ? c.dtypes[op_->n_inputs + (i < op_->n_outputs ? i : op_->n_outputs - 1)] : OC_UNDEFINED;
 }
 

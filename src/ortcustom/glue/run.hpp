@@ -69,7 +69,7 @@ class Run {
   virtual int store_string(int32_t i, int64_t j, const char* p, int64_t n) = 0;
   // whether output i must be allocated by compute (the node uses it)
   virtual bool output_wanted(int32_t i) const;
-  // the element type of output i (c.dtypes: a variadic output's tensors share its entry)
+  // the element type of output i (c.output_dtypes; else c.dtypes, a variadic output's tensors sharing its entry)
   int32_t output_dtype(int32_t i) const;
   const char* output_name(int32_t i) const;
   // every element of every string input is UTF-8 (else an error naming the input and element)

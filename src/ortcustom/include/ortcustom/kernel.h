@@ -188,6 +188,9 @@ struct oc_context {
   const int32_t* dtypes; /* the element types of this binding: each declared input, then each
                             declared output (a row of oc_kernel.signatures) */
   const void* host_data; /* the host's own (Python kernels find their function here) */
+  const int32_t* output_dtypes; /* n_outputs: each output tensor's element type, a variadic output's
+                                   tensors one each (homogeneous=False: each the node's own); in
+                                   create too */
 };
 
 typedef int (*oc_compute_fn)(oc_context* ctx);

@@ -173,6 +173,10 @@ class Context {
     return t.shape[d < 0 ? t.rank + d : d];
   }
 
+  int32_t n_outputs() const { return c_->n_outputs; }
+  // Output i's element type (a heterogeneous variadic output's tensors: each the node's own).
+  int32_t output_dtype(int32_t i) const { return c_->output_dtypes[i]; }
+
   // Output i with the given shape; *data is nullptr when the node does not use it (or it is empty).
   template <class T>
   int output(int32_t i, const int64_t* shape, int32_t rank, T** data) {
