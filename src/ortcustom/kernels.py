@@ -49,6 +49,12 @@ def _accepts(names) -> str:
     return ", ".join(t if numpy_dtype(t) is None or numpy_dtype(t) == _TEXT else str(numpy_dtype(t)) for t in names)
 
 
+def _no_numpy(names) -> str:
+    """What of `names` no NumPy array can be (bfloat16, float8, the 4-bit types), for messages."""
+    missing = [t for t in names if numpy_dtype(t) is None]
+    return f" ({', '.join(missing)}: no NumPy dtype, so direct calls take none)" if missing else ""
+
+
 class _Operand:
     """One input as the kernel sees it: pointer, shape, element type, device, byte range."""
 
@@ -337,7 +343,8 @@ def call(op: Op, *inputs, out=None, stream=None, out_types=None, **attrs):
             continue
         allowed = op.types.get(d.type)
         if x.type is None or (x.type not in allowed if allowed else x.type != d.type):
-            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed or (d.type,))}")
+            raise TypeError(f"{name}: {d.name} has dtype {x.dtype}; accepts {_accepts(allowed or (d.type,))}"
+                            f"{_no_numpy(allowed or (d.type,))}")
         if d.variadic and not d.homogeneous:
             continue  # each tensor of a type of its own (checked above): it binds no constraint, as in ORT
         if allowed and binding.setdefault(d.type, x.type) != x.type:

@@ -355,8 +355,9 @@ class Op:
                     _fail(n, f"torch={self.torch!r}: attribute {a.name!r} is a tensor, which a torch op cannot take "
                              f"as an attribute (declare the op without torch=)")
             for io in (*self.inputs, *self.outputs):
-                if any(element_type(t).torch is None for t in self.types.get(io.type, (io.type,))):
-                    _fail(n, f"torch={self.torch!r}: {io.name} may be a string tensor, which torch has no "
+                untyped = [t for t in self.types.get(io.type, (io.type,)) if element_type(t).torch is None]
+                if untyped:
+                    _fail(n, f"torch={self.torch!r}: {io.name} may be a {untyped[0]} tensor, which torch has no "
                              f"type for (declare the op without torch=)")
         if self.native is not None and not isinstance(self.native, (str, NativeKernel)):
             _fail(n, f"native= takes a kernel name ('name' or 'module:name') or a NativeKernel from "

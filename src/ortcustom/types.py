@@ -25,10 +25,20 @@ class ElementType:
 
     @property
     def size(self) -> int:
-        """Bytes per element in a kernel's buffer (a string: its oc_string, pointer and size)."""
+        """Bytes per element in a kernel's buffer (a string: its oc_string, pointer and size; the
+        4-bit types: 1, the byte that holds two: see nbytes)."""
         if self.numpy is not None:
             return self.numpy.itemsize
         return {"string": 16, "bfloat16": 2}.get(self.name, 1)  # the float8 types: 1
+
+    @property
+    def packed(self) -> bool:
+        """Two elements per byte (the 4-bit types)."""
+        return self.name in ("int4", "uint4")
+
+    def nbytes(self, n: int) -> int:
+        """Bytes of a tensor of n elements (kernel.hpp's tensor_bytes)."""
+        return (n + 1) // 2 if self.packed else n * self.size
 
     def __str__(self) -> str:
         return self.name  # how messages print a type, on every path (kernel.hpp's dtype_name too)
@@ -61,6 +71,11 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in (
     _e("float8e4m3fnuz", 18, "float8e4m3fnuz", None, "float8_e4m3fnuz"),
     _e("float8e5m2", 19, "float8e5m2", None, "float8_e5m2"),
     _e("float8e5m2fnuz", 20, "float8e5m2fnuz", None, "float8_e5m2fnuz"),
+    # 4-bit integers (ONNX 1.16, ORT 1.18): packed two per byte, element 2k in byte k's low nibble, so
+    # n elements take ceil(n/2) bytes (`nbytes`); a kernel reads the bytes (kernel.hpp's int4x2). No
+    # NumPy type (ml_dtypes' int4 takes a byte each), and torch's int4/uint4 run no ops: neither takes them
+    _e("uint4", 21, "uint4x2", None, None),
+    _e("int4", 22, "int4x2", None, None),
 )}
 _BY_NAME = {alias: t for t in ELEMENT_TYPES.values() for alias in (t.name, *t.aliases)}
 _BY_ENUM = {t.onnx: t for t in ELEMENT_TYPES.values()}

@@ -85,7 +85,7 @@ void keep_tensor(Attrs* out, const oc_tensor& src, oc_attr* a) {
     }
     t.data = src.size ? elems.data() : nullptr;
   } else {
-    const size_t n = (size_t)src.size * oc::dtype_size(src.dtype);
+    const size_t n = oc::tensor_bytes(src.dtype, src.size);  // the 4-bit types: two per byte
     bytes.assign(static_cast<const char*>(src.data), static_cast<const char*>(src.data) + (src.data ? n : 0));
     t.data = n ? bytes.data() : nullptr;
   }

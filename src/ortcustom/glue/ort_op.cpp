@@ -875,10 +875,16 @@ std::vector<OpPlan> plan_ops(const oc_op_def* def) {
 std::vector<GlueOp*> make_ops(const oc_op_def* def, const OrtApiBase* base) {
   std::vector<GlueOp*> out;
   const bool shapes = shape_fn_safe(def, base);
+  // ORT before 1.18 has no 4-bit integer types and fails every session of a domain whose op names
+  // one: those rows are left out there (no model it loads can hold such a tensor: IR 10 has them)
+  const bool no_int4 = older_runtime(base, 18);
   try {
-    for (const OpPlan& p : plan_ops(def))
+    for (const OpPlan& p : plan_ops(def)) {
+      if (no_int4 && std::any_of(p.row.begin(), p.row.end(), [](int32_t t) { return t == OC_INT4 || t == OC_UINT4; }))
+        continue;
       out.push_back(make_op(def, p.guard ? nullptr : p.device == OC_CUDA ? def->cuda : def->cpu, p.row,
                             p.device == OC_CUDA, shapes));
+    }
   } catch (...) {
     for (GlueOp* g : out) free_op(g);
     throw;

@@ -71,7 +71,9 @@ typedef enum oc_dtype {
   OC_FLOAT8E4M3FN = 17, /* the float8 types: their bits, one byte each */
   OC_FLOAT8E4M3FNUZ = 18,
   OC_FLOAT8E5M2 = 19,
-  OC_FLOAT8E5M2FNUZ = 20
+  OC_FLOAT8E5M2FNUZ = 20,
+  OC_UINT4 = 21, /* 4-bit integers, two per byte: element 2k in the low nibble of byte k, so a tensor of */
+  OC_INT4 = 22   /* n elements has (n + 1) / 2 bytes (kernel.hpp: oc::tensor_bytes, get4/set4) */
 } oc_dtype;
 
 /* Where a tensor's memory is, and which device a kernel runs on. */

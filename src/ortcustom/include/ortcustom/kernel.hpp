@@ -58,6 +58,14 @@ struct float8e5m2 {
 struct float8e5m2fnuz {
   uint8_t bits;
 };
+// The 4-bit integers: a byte holding two elements (element 2k in byte k's low nibble); a tensor of
+// n elements is (n + 1) / 2 of these. Read and write elements with get4 and set4.
+struct int4x2 {
+  uint8_t bits;
+};
+struct uint4x2 {
+  uint8_t bits;
+};
 
 // The C++ type of each element type a kernel takes: (type, oc_dtype, name).
 #define OC_ELEMENT_TYPES(X)                                                                         \
@@ -67,7 +75,8 @@ struct float8e5m2fnuz {
   X(uint32_t, OC_UINT32, "uint32") X(int64_t, OC_INT64, "int64") X(uint64_t, OC_UINT64, "uint64")  \
   X(bool, OC_BOOL, "bool") X(oc_string, OC_STRING, "string")                                      \
   X(float8e4m3fn, OC_FLOAT8E4M3FN, "float8e4m3fn") X(float8e4m3fnuz, OC_FLOAT8E4M3FNUZ, "float8e4m3fnuz") \
-  X(float8e5m2, OC_FLOAT8E5M2, "float8e5m2") X(float8e5m2fnuz, OC_FLOAT8E5M2FNUZ, "float8e5m2fnuz")
+  X(float8e5m2, OC_FLOAT8E5M2, "float8e5m2") X(float8e5m2fnuz, OC_FLOAT8E5M2FNUZ, "float8e5m2fnuz")      \
+  X(uint4x2, OC_UINT4, "uint4") X(int4x2, OC_INT4, "int4")
 
 // dtype_of<T>::value: T's oc_dtype; type_of<D>::type: the C++ type of oc_dtype D.
 template <class T>
@@ -80,13 +89,33 @@ struct type_of;
 OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_TRAITS)
 #undef OC_ELEMENT_TYPE_TRAITS
 
-// Bytes per element of oc_dtype t in a kernel's buffer (0: none such).
+// Bytes per element of oc_dtype t in a kernel's buffer (0: none such; the 4-bit types: 1, the byte
+// that holds two: see tensor_bytes).
 inline size_t dtype_size(int32_t t) {
 #define OC_ELEMENT_TYPE_SIZE(T, D, NAME) \
   if (t == D) return sizeof(T);
   OC_ELEMENT_TYPES(OC_ELEMENT_TYPE_SIZE)
 #undef OC_ELEMENT_TYPE_SIZE
   return 0;
+}
+
+// Bytes of a tensor of n elements of oc_dtype t (the 4-bit types: two per byte).
+inline size_t tensor_bytes(int32_t t, int64_t n) {
+  return t == OC_INT4 || t == OC_UINT4 ? (size_t)(n + 1) / 2 : (size_t)n * dtype_size(t);
+}
+
+// Element i of a 4-bit tensor (sign-extended for int4), and setting it (a read-modify-write of the
+// byte it shares with its neighbour: two tasks must not set the two elements of one byte at once).
+inline int get4(const int4x2* p, int64_t i) {
+  const int v = (i & 1) ? p[i >> 1].bits >> 4 : p[i >> 1].bits & 15;
+  return v >= 8 ? v - 16 : v;
+}
+inline int get4(const uint4x2* p, int64_t i) { return (i & 1) ? p[i >> 1].bits >> 4 : p[i >> 1].bits & 15; }
+template <class T>
+inline void set4(T* p, int64_t i, int v) {
+  static_assert(std::is_same<T, int4x2>::value || std::is_same<T, uint4x2>::value, "a 4-bit type");
+  uint8_t& b = p[i >> 1].bits;
+  b = (i & 1) ? (uint8_t)((b & 0x0F) | ((v & 15) << 4)) : (uint8_t)((b & 0xF0) | (v & 15));
 }
 
 inline const char* dtype_name(int32_t t) {
