@@ -157,7 +157,8 @@ def test_a_direct_call_refuses_missing_or_wrong_out_types(splat_kernel):
         kernels.call(op, X, out_types=("float", "float"), out=np.empty(4, np.float32))
     with pytest.raises(ValueError, match=r"Splat: out must be a writeable C-contiguous float64 array .*output ys"):
         kernels.call(op, X, out_types=("double",), out=np.empty(4, np.float32))
-    scale = Op("Scale", [Input("X", "float")], [Output("Y", "float", shape="X")], native=ortcustom.load_kernels(splat_kernel.library)["scale2"])
+    scale = Op("Scale", [Input("X", "float")], [Output("Y", "float", shape="X")],
+               native=ortcustom.load_kernels(splat_kernel.library)["scale2"])
     with pytest.raises(TypeError, match=r"Scale: out_types is for an op whose last output is variadic with "
                                         r"homogeneous=False"):
         kernels.call(scale, X, out_types=("float",))

@@ -15,16 +15,11 @@ import ortcustom
 import ortcustom.schemas
 from c_host import needs_c_library, run_host
 from helpers import CPU, compile_kernels
-from ortcustom import Domain, Input, Op, Output, kernels
+from ortcustom import Attr, Domain, Input, Op, Output, kernels
 from ortcustom.session import ort_version
 from ortcustom.testing import for_runtime
 from ortcustom.types import ELEMENT_TYPES
 from plain_library import NATIVE, build_library, without_ortcustom
-
-import sys
-
-sys.path.append(str(NATIVE))
-import int4_ops as decl  # noqa: E402
 
 needs_int4 = pytest.mark.skipif(ort_version() < (1, 18), reason="ONNX Runtime before 1.18 has no 4-bit integer types")
 ENUM = {"int4": TensorProto.INT4, "uint4": TensorProto.UINT4}
@@ -63,7 +58,8 @@ def cast_model(domain, op_name, name, shape, out_type=TensorProto.FLOAT):
         nodes.append(helper.make_node("Cast", ["y4"], ["Y"], to=TensorProto.FLOAT))
     g = helper.make_graph(nodes, "i4", [helper.make_tensor_value_info("X", TensorProto.FLOAT, list(shape))],
                           [helper.make_tensor_value_info("Y", out_type, list(shape))])
-    return for_runtime(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(domain, 1)]))
+    opsets = [helper.make_opsetid("", 21), helper.make_opsetid(domain, 1)]
+    return for_runtime(helper.make_model(g, opset_imports=opsets))
 
 
 def run(model, domain, x):
@@ -104,10 +100,11 @@ def test_a_native_kernel_reads_4_bit_tensors(name, shape, found):
 @needs_int4
 @pytest.mark.parametrize("name, vals", [("int4", [1, -2, 3, -8, 7]), ("uint4", [0, 15, 9, 4, 1, 2, 3])])
 def test_a_tensor_attribute_of_4_bit_integers_reaches_the_kernel_whole(name, vals, found):
-    op = Op("Attr4", [Input("X", "float")], [Output("Y", "int64")], attrs=[decl.ATTR4.attrs[0]],
+    op = Op("Attr4", [Input("X", "float")], [Output("Y", "int64")], attrs=[Attr("t", "tensor")],
             native=found["attr4"])
     d = Domain("test.i4.attr").add(op)
-    node = helper.make_node("Attr4", ["X"], ["Y"], domain=d.name, t=helper.make_tensor("t", ENUM[name], [len(vals)], vals))
+    t = helper.make_tensor("t", ENUM[name], [len(vals)], vals)  # onnx packs them two per byte
+    node = helper.make_node("Attr4", ["X"], ["Y"], domain=d.name, t=t)
     g = helper.make_graph([node], "a4", [helper.make_tensor_value_info("X", TensorProto.FLOAT, [1])],
                           [helper.make_tensor_value_info("Y", TensorProto.INT64, None)])
     m = for_runtime(helper.make_model(g, opset_imports=[helper.make_opsetid("", 21), helper.make_opsetid(d.name, 1)]))

@@ -42,7 +42,8 @@ cdef DirectKernel _direct_kernel(OpDef od, int32_t device, tuple row, tuple attr
         for j in range(n):
             name = kd.attrs[j].name.decode()
             fill_attr(&block[j], kd.attrs[j].name, kd.attrs[j].kind, values[name], keep)
-        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], len(row) - od.d.n_inputs, block, n, ins if consts is not None else NULL, &code, &msg)
+        dk.k = oc_direct_create(&od.d, kd, &dtypes[0], len(row) - od.d.n_inputs, block, n,
+                                ins if consts is not None else NULL, &code, &msg)
     finally:
         free(block)
     if dk.k == NULL:

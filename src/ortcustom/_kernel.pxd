@@ -181,8 +181,8 @@ cdef extern from "glue.h" nogil:
         int (*strings)(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept
     ctypedef struct oc_direct_kernel
     oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                       int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
-                                       char** message)
+                                       int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs,
+                                       const oc_tensor* consts, int* code, char** message)
     void oc_direct_destroy(oc_direct_kernel* k)
     int oc_direct_run(const oc_direct_kernel* k, const oc_tensor* inputs, int32_t n_inputs, int32_t device,
                       int32_t device_id, void* stream, int32_t threads, const oc_direct_host* host,

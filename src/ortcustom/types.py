@@ -31,14 +31,9 @@ class ElementType:
             return self.numpy.itemsize
         return {"string": 16, "bfloat16": 2}.get(self.name, 1)  # the float8 types: 1
 
-    @property
-    def packed(self) -> bool:
-        """Two elements per byte (the 4-bit types)."""
-        return self.name in ("int4", "uint4")
-
     def nbytes(self, n: int) -> int:
-        """Bytes of a tensor of n elements (kernel.hpp's tensor_bytes)."""
-        return (n + 1) // 2 if self.packed else n * self.size
+        """Bytes of a tensor of n elements (kernel.hpp's tensor_bytes): the 4-bit types, two per byte."""
+        return (n + 1) // 2 if self.name in ("int4", "uint4") else n * self.size
 
     def __str__(self) -> str:
         return self.name  # how messages print a type, on every path (kernel.hpp's dtype_name too)

@@ -48,7 +48,8 @@ constexpr oc::Spec kAttr = {kX, kY, kT, OC_SIGNATURES(kInt64), nullptr};
 
 int attr4(oc::Context& ctx) {
   const oc_tensor& t = *ctx.attr(0).tensor;
-  if (t.dtype != OC_INT4 && t.dtype != OC_UINT4) return ctx.fail(OC_INVALID_ARGUMENT, "t is %s", oc::dtype_name(t.dtype));
+  if (t.dtype != OC_INT4 && t.dtype != OC_UINT4)
+    return ctx.fail(OC_INVALID_ARGUMENT, "t is %s", oc::dtype_name(t.dtype));
   const int64_t shape[] = {t.size};
   int64_t* y;
   if (int rc = ctx.output(0, shape, 1, &y)) return rc;

@@ -117,8 +117,8 @@ class DirectRun : public Run {
 }  // namespace oc_glue
 
 extern "C" oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                              int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts,
-                                              int* code, char** message) {
+                                              int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs,
+                                              const oc_tensor* consts, int* code, char** message) {
   *message = nullptr;
   *code = OC_OK;
   try {

@@ -83,8 +83,8 @@ typedef struct oc_direct_kernel oc_direct_kernel;
    and `consts` (NULL, or per declared input a tensor create reads where the input is declared constant;
    valid during the call). Returns NULL with *message (malloc'ed) and *code on failure. */
 oc_direct_kernel* oc_direct_create(const oc_op_def* op, const oc_kernel* kernel, const int32_t* dtypes,
-                                   int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs, const oc_tensor* consts, int* code,
-                                   char** message);
+                                   int32_t n_outputs, const oc_attr* attrs, int32_t n_attrs,
+                                   const oc_tensor* consts, int* code, char** message);
 void oc_direct_destroy(oc_direct_kernel* k);
 
 /* One call: inputs (n_inputs of them), on `device`; tasks on `threads` threads (<= 1: serially);
