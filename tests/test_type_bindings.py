@@ -1,7 +1,7 @@
 """Registration does not grow with the product of type constraints: ORT gets one OrtCustomOp per
 provider and combination of the types that decide an output's type (plus the type guard), the
 other inputs typed "any", and the glue finds the node's binding when it makes the kernel. An op
-taking any of the 18 element types on four independent inputs (18 ** 4 = 104976 bindings) is two
+taking any of the 20 element types on four independent inputs (20 ** 4 = 160000 bindings) is two
 ORT ops, on every path; the binding found is the node's own; mixed types where one constraint
 types two inputs are refused naming the node's types and the accepted ones."""
 import numpy as np
@@ -33,11 +33,11 @@ def python_pick():
 def test_four_independent_constraints_are_two_ort_ops():
     op = python_pick()
     d = Domain("test.pypick").add(op)
-    assert len(op.type_bindings()) == len(ANY) ** 4 == 18 ** 4
+    assert len(op.type_bindings()) == len(ANY) ** 4 == 20 ** 4
     desc = _customop.describe(d)
     assert [(b["type_guard"], b["input_types"], b["output_types"]) for b in desc] == [
         (False, ["any"] * 4, ["float"]), (True, ["any"] * 4, ["float"])]
-    # (registering checks the Python kernel's 18 ** 4 signatures against as many bindings: looked up)
+    # (registering checks the Python kernel's 20 ** 4 signatures against as many bindings: looked up)
     got = session(op, d, MIXED).run(None, MIXED)[0]
     np.testing.assert_array_equal(got, MIXED_TYPES)
 

@@ -38,7 +38,7 @@ class NativeKernel:
         devices = [d for d in ("cpu", "cuda") if getattr(self, d)]
         return f"NativeKernel({self.name!r} in {self.library}, devices={devices})"
 # Type bindings an op may have (the product of its constraints' type counts): every one is a row of
-# the op's tables (generated C, the Python module's); 18 ** 4 (any of the 18 types on four
+# the op's tables (generated C, the Python module's); 20 ** 4 (any of the 20 types on four
 # independent inputs) is within, ORT is given a few ops whatever the count (glue/ort_op.cpp)
 MAX_TYPE_BINDINGS = 200_000
 
