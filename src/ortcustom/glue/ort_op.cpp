@@ -976,9 +976,9 @@ std::vector<GlueOp*> make_ops(Family* family, const OrtApiBase* base) {
   const std::vector<const oc_op_def*>& defs = family->defs;
   const bool shapes = shape_fn_safe(defs[0], base);
   const bool several = defs.size() > 1;
-  // ORT before 1.18 has no 4-bit integer types and fails every session of a domain whose op names
-  // one: those rows are left out there (no model it loads can hold such a tensor: IR 10 has them)
-  const bool no_int4 = older_runtime(base, 18);
+  // ORT 1.17 and 1.18 fail every session of a domain whose op names a 4-bit integer type ("tensor
+  // type 22 is not supported"; 1.20 does not; 1.19 untried): those rows are left out there
+  const bool no_int4 = older_runtime(base, 20);
   try {
     family->first.assign(defs.size(), nullptr);
     for (const OpPlan& p : plan_family(defs)) {
