@@ -66,9 +66,9 @@ ELEMENT_TYPES: dict[str, ElementType] = {t.name: t for t in (
     _e("float8e4m3fnuz", 18, "float8e4m3fnuz", None, "float8_e4m3fnuz"),
     _e("float8e5m2", 19, "float8e5m2", None, "float8_e5m2"),
     _e("float8e5m2fnuz", 20, "float8e5m2fnuz", None, "float8_e5m2fnuz"),
-    # 4-bit integers (ONNX 1.16; custom ops: ORT >= 1.20): packed two per byte, element 2k in byte k's low nibble, so
-    # n elements take ceil(n/2) bytes (`nbytes`); a kernel reads the bytes (kernel.hpp's int4x2). No
-    # NumPy type (ml_dtypes' int4 takes a byte each), and torch's int4/uint4 run no ops: neither takes them
+    # 4-bit integers (ONNX 1.16; in custom ops ORT >= 1.20): two per byte, element 2k in byte k's low
+    # nibble, so n elements take ceil(n/2) bytes (`nbytes`); a kernel reads the bytes (kernel.hpp's
+    # int4x2). No NumPy type (ml_dtypes' int4 takes a byte each), and torch's int4/uint4 run no ops
     _e("uint4", 21, "uint4x2", None, None),
     _e("int4", 22, "int4x2", None, None),
 )}
