@@ -1,18 +1,13 @@
 // Batched LU factorization with partial pivoting (LAPACK's getrf) and the solves with its factors
-// (getrs), in row-major working copies.
-//
-// Factorization, right-looking by panels of kPanel columns [k0, k1): the panel is factored column
-// by column (pivot search down the column, a whole-row swap, the column scaled, the rest of the
-// panel's rows updated along contiguous row segments); then the panel's rows of the columns to the
-// right are solved against its unit lower block (U12 = L11^-1 A12, column chunks split across
-// tasks); then the trailing matrix loses L21 U12 (the bulk of the 2n^3/3 flops: a register-tiled
-// product of kRows rows by two SIMD vectors of columns, rows split across tasks). n <= kSmall: the
-// unblocked loop with n known at compile time, many matrices per task.
+// (getrs). n <= kSmall: in place, row-major, unblocked (n known at compile time up to 8), many
+// matrices per task. Larger n: recursive on a column-major working copy (lu_recursive.inc: the
+// pivot search down contiguous columns, nearly all flops in a register-tiled product split across
+// tasks), its factors left column-major in lu (lu_at reads either layout).
 //
 // Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U by rows
 // of X (each step an axpy along a contiguous row segment of a column chunk); as rows (one vector
 // per row: vectors, and X A = B on A's transposed factors), forward and back substitution by dot
-// products of contiguous rows of the factors. n <= 8 with no broadcast: each matrix is factored and
+// products of contiguous rows of the factors (by axpys down their columns when column-major). n <= 8 with no broadcast: each matrix is factored and
 // solved (or its determinant read off) in one pass while in cache, its factors never stored.
 // Determinants: one log per matrix (a mantissa and exponent product: no overflow, no underflow).
 //
