@@ -18,7 +18,7 @@ import ortcustom.torch_ops  # noqa: E402,F401
 
 DOM = ortcustom.Domain("ortcustom").add(Solve, SolveEx, Slogdet)
 EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
-SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 130, 200)  # fixed-size, unblocked and recursive (batched, single) paths
+SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 130, 200)  # fixed-size, unblocked (<= 64) and recursive paths
 
 
 def solve_all_paths(a, b, left=1):

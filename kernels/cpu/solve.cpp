@@ -65,7 +65,7 @@ void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, doub
 
 #include "simd.inc"
 
-enum : int64_t { kSmall = 16, kChunk = 256 };
+enum : int64_t { kSmall = 64, kChunk = 256 };  // n <= kSmall: unblocked (recursion costs more)
 
 // y[0:len] -= f * x[0:len]
 template <class T>
