@@ -1,7 +1,7 @@
 """The solve and slogdet cases: torch.linalg.solve (one right-hand side vector per matrix) and
 torch.linalg.slogdet of general float32 matrices (row swaps needed), batched small (robotics,
-vision), mid and single large: ours (ORT session) against torch (LAPACK / MKL) and numpy.linalg;
-ours called directly (info). Case shape: (batch, n)."""
+vision), mid and single large (also float64): ours (ORT session) against torch (LAPACK / MKL) and
+numpy.linalg; ours called directly (info). Case shape: (batch, n)."""
 from __future__ import annotations
 
 import numpy as np
@@ -14,6 +14,7 @@ LABELS = {"numpy": "numpy.linalg"}
 INFO = {"ours_direct"}
 FULL = [(65536, 3), (65536, 4), (16384, 8), (256, 64), (16, 256), (1, 512), (1, 1024)]
 QUICK = [(256, 3), (256, 4), (64, 8), (4, 64), (2, 32), (1, 48), (1, 64)]
+FULL_F64 = [(1, 512), (1, 1024)]  # the single large ones in double too (the LU's product runs at half the lanes)
 
 
 def cases(quick: bool) -> list:
@@ -21,6 +22,7 @@ def cases(quick: bool) -> list:
     for group in GROUPS:
         goal = (C.Goal("torch", 1.0, f"ours / torch.linalg.{group} <= 1.0"),)
         out += [C.Case(group, bn, "float32", goals=goal) for bn in (QUICK if quick else FULL)]
+        out += [C.Case(group, bn, "float64", goals=goal) for bn in ([] if quick else FULL_F64)]
     return out
 
 
@@ -30,9 +32,10 @@ def inputs(case) -> tuple[np.ndarray, np.ndarray]:
     # well conditioned (a random matrix plus n I), rows reversed: partial pivoting must swap rows.
     # (Plain random matrices make some of 65536 nearly singular: there float32 log|det| is off by
     # more than the checks' tolerance for every implementation, torch's included.)
-    a = (rng.standard_normal((b, n, n)).astype(np.float32) + np.float32(n) * np.eye(n, dtype=np.float32))[..., ::-1, :]
+    dt = np.dtype(case.dtype)
+    a = (rng.standard_normal((b, n, n)).astype(dt) + dt.type(n) * np.eye(n, dtype=dt))[..., ::-1, :]
     a = np.ascontiguousarray(a)
-    v = rng.standard_normal((b, n)).astype(np.float32)
+    v = rng.standard_normal((b, n)).astype(dt)
     return (a[0], v[0]) if b == 1 else (a, v)
 
 

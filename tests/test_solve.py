@@ -18,7 +18,7 @@ import ortcustom.torch_ops  # noqa: E402,F401
 
 DOM = ortcustom.Domain("ortcustom").add(Solve, SolveEx, Slogdet)
 EPS = {np.float32: np.finfo(np.float32).eps, np.float64: np.finfo(np.float64).eps}
-SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 130, 200)  # fixed-size, unblocked and blocked (panels of 64) paths
+SIZES = (1, 2, 3, 4, 5, 8, 9, 16, 17, 64, 65, 130, 200)  # fixed-size, unblocked (<= 64) and recursive paths
 
 
 def solve_all_paths(a, b, left=1):
@@ -187,6 +187,40 @@ def test_large_and_badly_conditioned(dtype):
     assert_solution(a, b, x)
     bt = rng.standard_normal((4, n)).astype(dtype)
     assert_solution(a, bt, kernels.solve(a, bt, left=0), left=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(257, 257), (2, 300, 300)])  # one matrix; few large (parallel inside each)
+def test_equal_rows_of_a_large_matrix_give_an_exact_zero_pivot(dtype, shape):
+    """Two equal rows stay equal through every blocked update until one is the pivot: the other
+    then cancels exactly, so Solve reports the matrix singular (as getrf) and Slogdet gives sign 0."""
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(shape).astype(dtype)
+    a[..., 200, :] = a[..., 3, :]
+    b = rng.standard_normal(shape[:-1]).astype(dtype)
+    with pytest.raises(InvalidArgument, match="batch index 0 is singular"):
+        session(Solve, DOM, {"A": a, "B": b}).run(None, {"A": a, "B": b})
+    assert (kernels.solve_ex(a, b)[1] > 0).all()
+    sign, logabs = kernels.slogdet(a)
+    assert (sign == 0).all() and (logabs == -np.inf).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_results_do_not_depend_on_the_thread_count(dtype):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((333, 333)).astype(dtype)
+    b = rng.standard_normal((333, 5)).astype(dtype)
+    got = []
+    try:
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            got.append((kernels.solve(a, b), kernels.slogdet(a)[1]))
+    finally:
+        kernels.set_threads(None)
+    for x, logabs in got[1:]:
+        np.testing.assert_array_equal(x, got[0][0])
+        np.testing.assert_array_equal(logabs, got[0][1])
+    assert_solution(a, b, got[0][0])
 
 
 @pytest.mark.parametrize(("sa", "sb", "left", "match"), [

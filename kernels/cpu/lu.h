@@ -8,12 +8,13 @@
 #include "../kernels.h"
 
 /* Factors `batch` row-major n x n matrices a (contiguous; transpose: factors each one's transpose)
-   into lu (the same layout, never overlapping a) as LAPACK's getrf: P A = L U, L unit lower (below
+   into lu (n x n each, never overlapping a; row-major for n <= 64, column-major above: an internal
+   layout that oc_lu_solve and oc_lu_slogdet read) as LAPACK's getrf: P A = L U, L unit lower (below
    the diagonal), U upper; piv[m * n + k]: the row swapped with row k at step k (0-based); info[m]:
    0, or the 1-based step of the first exact zero pivot (the factorization goes on past it, as
-   getrf). The pivot is the largest magnitude of its column (NaN never wins). n >= 1. Blocked (a
-   register-tiled update of the trailing matrix, its rows split across tasks) for large n; many
-   matrices per task for small ones. */
+   getrf). The pivot is the largest magnitude of its column (NaN never wins). n >= 1. Recursive (as
+   getrf2) for n > 64, a single large matrix in parallel inside; many matrices per task for small
+   ones. */
 void oc_lu_f32(const float* a, float* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,
                bool transpose, oc_parallel par);
 void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,

@@ -1,18 +1,13 @@
 // Batched LU factorization with partial pivoting (LAPACK's getrf) and the solves with its factors
-// (getrs), in row-major working copies.
-//
-// Factorization, right-looking by panels of kPanel columns [k0, k1): the panel is factored column
-// by column (pivot search down the column, a whole-row swap, the column scaled, the rest of the
-// panel's rows updated along contiguous row segments); then the panel's rows of the columns to the
-// right are solved against its unit lower block (U12 = L11^-1 A12, column chunks split across
-// tasks); then the trailing matrix loses L21 U12 (the bulk of the 2n^3/3 flops: a register-tiled
-// product of kRows rows by two SIMD vectors of columns, rows split across tasks). n <= kSmall: the
-// unblocked loop with n known at compile time, many matrices per task.
+// (getrs). n <= kSmall: in place, row-major, unblocked (n known at compile time up to 8), many
+// matrices per task. Larger n: recursive on a column-major working copy (lu_recursive.inc: the
+// pivot search down contiguous columns, nearly all flops in a register-tiled product split across
+// tasks), its factors left column-major in lu (lu_at reads either layout).
 //
 // Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U by rows
 // of X (each step an axpy along a contiguous row segment of a column chunk); as rows (one vector
 // per row: vectors, and X A = B on A's transposed factors), forward and back substitution by dot
-// products of contiguous rows of the factors. n <= 8 with no broadcast: each matrix is factored and
+// products of contiguous rows of the factors (by axpys down their columns when column-major). n <= 8 with no broadcast: each matrix is factored and
 // solved (or its determinant read off) in one pass while in cache, its factors never stored.
 // Determinants: one log per matrix (a mantissa and exponent product: no overflow, no underflow).
 //
@@ -21,6 +16,7 @@
 #ifndef OC_ISA_PASS
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "lu.h"
@@ -69,7 +65,7 @@ void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, doub
 
 #include "simd.inc"
 
-enum : int64_t { kPanel = 64, kRows = 4, kSmall = 16, kChunk = 256, kMaxInnerTasks = 64 };
+enum : int64_t { kSmall = 64, kChunk = 256 };  // n <= kSmall: unblocked (recursion costs more)
 
 // y[0:len] -= f * x[0:len]
 template <class T>
@@ -115,6 +111,8 @@ static OC_ALWAYS_INLINE int64_t pivot_row(const T* w, int64_t lda, int64_t j, in
   return p;
 }
 
+#include "lu_recursive.inc"  // factor_large: n > kSmall
+
 // Unblocked steps [k0, k1) on rows [k0, n), updating only columns < c_end (the panel; the whole
 // matrix when unblocked). Row swaps move whole rows (length lda). Records pivots and the first zero
 // pivot (info, 1-based; kept if already set).
@@ -145,92 +143,6 @@ static OC_ALWAYS_INLINE void factor_panel(T* w, int64_t lda, int64_t n, int64_t 
       ri[j] = l;
       axpy_sub(ri + j + 1, rj + j + 1, l, c_end - j - 1);
     }
-  }
-}
-
-// Rows [k0, k1) of columns [c0, c1): U12 = L11^-1 A12 (L11 unit lower, rows k0.. of the panel).
-template <class T>
-static void solve_u12(T* w, int64_t lda, int64_t k0, int64_t k1, int64_t c0, int64_t c1) {
-  for (int64_t i = k0 + 1; i < k1; ++i) {
-    T* ri = w + i * lda;
-    for (int64_t j = k0; j < i; ++j) axpy_sub(ri + c0, w + j * lda + c0, ri[j], c1 - c0);
-  }
-}
-
-// C[i][c] -= sum_t L[i][k0 + t] U[k0 + t][c], rows [r0, r1), columns [c0, n), t in [0, kb): the
-// trailing update, kRows rows by two vectors of columns in registers.
-template <class T>
-static void update_rows(T* w, int64_t lda, int64_t k0, int64_t kb, int64_t c0, int64_t n, int64_t r0, int64_t r1) {
-  typedef typename Vec<T>::type V;
-  enum { W = Vec<T>::W };
-  const T* u = w + k0 * lda;  // U12's rows: u[t * lda + c]
-  int64_t i = r0;
-  for (; i + kRows <= r1; i += kRows) {
-    const T* l[kRows];
-    T* c[kRows];
-#pragma GCC unroll 4
-    for (int r = 0; r < kRows; ++r) {
-      l[r] = w + (i + r) * lda + k0;
-      c[r] = w + (i + r) * lda;
-    }
-    int64_t j = c0;
-    for (; j + 2 * W <= n; j += 2 * W) {
-      V acc[kRows][2];
-#pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {
-        acc[r][0] = vload<V>(c[r] + j);
-        acc[r][1] = vload<V>(c[r] + j + W);
-      }
-      for (int64_t t = 0; t < kb; ++t) {
-        const V u0 = vload<V>(u + t * lda + j), u1 = vload<V>(u + t * lda + j + W);
-#pragma GCC unroll 4
-        for (int r = 0; r < kRows; ++r) {
-          const T f = l[r][t];
-          acc[r][0] -= f * u0;
-          acc[r][1] -= f * u1;
-        }
-      }
-#pragma GCC unroll 4
-      for (int r = 0; r < kRows; ++r) {
-        vstore(c[r] + j, acc[r][0]);
-        vstore(c[r] + j + W, acc[r][1]);
-      }
-    }
-    if (j < n)
-      for (int r = 0; r < kRows; ++r)
-        for (int64_t t = 0; t < kb; ++t) axpy_sub(c[r] + j, u + t * lda + j, l[r][t], n - j);
-  }
-  for (; i < r1; ++i) {
-    T* ci = w + i * lda;
-    for (int64_t t = 0; t < kb; ++t) axpy_sub(ci + c0, u + t * lda + c0, ci[k0 + t], n - c0);
-  }
-}
-
-// One n x n matrix, blocked; the inner steps on `par` (the caller's tasks for one large matrix).
-template <class T>
-static void factor_blocked(T* w, int64_t n, int32_t* piv, int32_t* info, const oc_parallel& par, int64_t tasks) {
-  for (int64_t k0 = 0; k0 < n; k0 += kPanel) {
-    const int64_t k1 = k0 + kPanel < n ? k0 + kPanel : n, kb = k1 - k0;
-    factor_panel(w, n, n, k0, k1, k1, piv, info);
-    if (k1 == n) break;
-    const int64_t cols = n - k1, rows = n - k1;
-    const int64_t ct = tasks > 1 ? num_tasks(div_up(cols, 16), (double)kb * kb * 8, 1 << 16, tasks) : 1;
-    auto u12 = [&](size_t t) {
-      int64_t b0, b1;
-      split_range(div_up(cols, 16), ct, (int64_t)t, b0, b1);
-      const int64_t c0 = k1 + b0 * 16, c1 = k1 + b1 * 16 < n ? k1 + b1 * 16 : n;
-      if (c0 < c1) solve_u12(w, n, k0, k1, c0, c1);
-    };
-    parallel_for(par, (size_t)ct, u12);
-    const int64_t blocks = div_up(rows, kRows);
-    const int64_t rt = tasks > 1 ? num_tasks(blocks, (double)kRows * kb * cols, 1 << 17, tasks) : 1;
-    auto upd = [&](size_t t) {
-      int64_t b0, b1;
-      split_range(blocks, rt, (int64_t)t, b0, b1);
-      const int64_t r0 = k1 + b0 * kRows, r1 = k1 + b1 * kRows < n ? k1 + b1 * kRows : n;
-      if (r0 < r1) update_rows(w, n, k0, kb, k1, n, r0, r1);
-    };
-    parallel_for(par, (size_t)rt, upd);
   }
 }
 
@@ -300,9 +212,14 @@ static void factor_one(T* w, int64_t n, int32_t* piv, int32_t* info) {
     OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
 #undef OC_SMALL
     default:
-      if (n <= kSmall) return factor_panel(w, n, n, 0, n, n, piv, info);
-      return factor_blocked(w, n, piv, info, oc_serial, 1);
+      return factor_panel(w, n, n, 0, n, n, piv, info);
   }
+}
+
+// The factors of n <= kSmall row-major, larger ones column-major (factor_large): lu_at reads either.
+template <class T>
+static OC_ALWAYS_INLINE T lu_at(const T* f, int64_t n, int64_t i, int64_t j) {
+  return n > kSmall ? f[j * n + i] : f[i * n + j];
 }
 
 template <class T>
@@ -310,15 +227,13 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
             oc_parallel par) {
   const int64_t nn = n * n;
   const double work = (double)nn * (double)n;
-  if (batch == 1 || (batch < 4 && n > 256)) {  // few large matrices: the parallelism is inside each
-    for (int64_t m = 0; m < batch; ++m) {
-      load_matrix(a + m * nn, lu + m * nn, n, transpose);
-      info[m] = 0;
-      if (n <= kSmall)
-        factor_one(lu + m * nn, n, piv + m * n, info + m);
-      else
-        factor_blocked(lu + m * nn, n, piv + m * n, info + m, par, kMaxInnerTasks);
-    }
+  if (n > kSmall && (batch == 1 || (batch < 4 && n > 256))) {  // few large: the parallelism is inside each
+    // a padded working copy (see padded_stride); without memory, in place in lu (slower at n = 2^k)
+    T* scratch = (T*)malloc((size_t)(padded_stride<T>(n) * n) * sizeof(T) + 64);
+    T* aligned = scratch ? (T*)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : nullptr;
+    for (int64_t m = 0; m < batch; ++m)
+      factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, par, kMaxInnerTasks);
+    free(scratch);
     return;
   }
   const int64_t nt = num_tasks(batch, work, 1 << 15, 1024);
@@ -326,6 +241,10 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
     int64_t m0, m1;
     split_range(batch, nt, (int64_t)t, m0, m1);
     for (int64_t m = m0; m < m1; ++m) {
+      if (n > kSmall) {
+        factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, (T*)nullptr, oc_serial, 1);
+        continue;
+      }
       load_matrix(a + m * nn, lu + m * nn, n, transpose);
       info[m] = 0;
       factor_one(lu + m * nn, n, piv + m * n, info + m);
@@ -350,14 +269,12 @@ static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t
     }
   for (int64_t i = 1; i < n; ++i) {
     T* xi = x + i * k + c0;
-    const T* li = lu + i * n;
-    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, li[j], w);
+    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, n, i, j), w);
   }
   for (int64_t i = n - 1; i >= 0; --i) {
     T* xi = x + i * k + c0;
-    const T* ui = lu + i * n;
-    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, ui[j], w);
-    const T d = ui[i];
+    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, n, i, j), w);
+    const T d = lu[i * n + i];
     for (int64_t c = 0; c < w; ++c) xi[c] /= d;
   }
 }
@@ -371,6 +288,14 @@ static void solve_vec(const T* lu, const int32_t* piv, T* x, int64_t n) {
       x[i] = x[piv[i]];
       x[piv[i]] = t;
     }
+  if (n > kSmall) {  // column-major factors: column sweeps
+    for (int64_t j = 0; j + 1 < n; ++j) axpy_sub(x + j + 1, lu + j * n + j + 1, x[j], n - j - 1);
+    for (int64_t j = n - 1; j >= 0; --j) {
+      x[j] /= lu[j * n + j];
+      axpy_sub(x, lu + j * n, x[j], j);
+    }
+    return;
+  }
   for (int64_t i = 1; i < n; ++i) x[i] -= dot(lu + i * n, x, i);
   for (int64_t i = n - 1; i >= 0; --i) x[i] = (x[i] - dot(lu + i * n + i + 1, x + i + 1, n - 1 - i)) / lu[i * n + i];
 }
