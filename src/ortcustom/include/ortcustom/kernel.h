@@ -46,7 +46,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; a kernel built against another version is refused. */
-#define OC_ABI_VERSION 4
+#define OC_ABI_VERSION 5
 
 /* Dims of a tensor a kernel takes or makes, at most. */
 #define OC_MAX_RANK 16
