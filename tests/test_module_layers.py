@@ -14,7 +14,7 @@ import pytest
 SRC = pathlib.Path(__file__).parent.parent / "src" / "ortcustom"
 
 LAYERS = [
-    {"types", "strings", "_ort_install", "_build", "errors"},
+    {"types", "strings", "_ort_install", "_build", "errors", "signatures"},
     {"registry"},
     {"ops"},  # and every ops.<op> (a new op's declaration needs no line here)
     {"inference", "reference", "schemas", "attr_check", "scaffold", "op_table"},

@@ -25,31 +25,18 @@ def test_add_same_op_twice_is_an_error():
 
 
 def test_same_name_overlapping_versions_is_an_error():
-    other = Op("Inverse", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x)
+    other = Op("Inverse", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x, since=1, until=9)
     with pytest.raises(ValueError, match=r"already has an op 'Inverse' for versions \[1, inf\], which overlaps "
-                                         r"\[1, inf\]: one declaration per op name and version\. For several "
-                                         r"element types declare one Op with a type constraint"):
+                                         r"\[1, 9\]: declarations of one name are versions \(spans apart\) or "
+                                         r"siblings, one per type signature \(the same span\)"):
         Domain("a").add(Inverse, other)
 
 
-def test_a_second_signature_under_one_name_is_refused_saying_what_works():
-    """Issue 28 item 3 is not built: a float and an int64 declaration of one name are refused (the
-    error says how to take several types: one Op with a type constraint), the domain keeps the
-    first, and the one-Op spelling it points to runs both types."""
-    f = Op("Twice", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x * 2)
-    i = Op("Twice", [Input("X", "int64")], [Output("Y", "int64")], compute=lambda x: x * 2)
-    d = Domain("a").add(f)
-    with pytest.raises(ValueError, match=r"'Twice'.*several declarations under one name, one per type signature, "
-                                         r"are not supported yet"):
-        d.add(i)
-    assert d.ops == (f,)
-    both = Op("Twice", [Input("X", "T")], [Output("Y", "T")], types={"T": ["float", "int64"]},
-              compute=lambda x: x * 2)
-    assert Domain("b").add(both).ops == (both,)
-    for dtype in (np.float32, np.int64):
-        x = np.arange(3, dtype=dtype)
-        y = session(both, Domain("b").add(both), {"X": x}).run(None, {"X": x})[0]
-        assert y.dtype == dtype and y.tolist() == [0, 2, 4]
+def test_a_sibling_that_overlaps_a_signature_is_an_error():
+    other = Op("Inverse", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x)
+    with pytest.raises(ValueError, match=r"op 'Inverse' \[1, inf\] cannot join the declaration already there: its "
+                                         r"signature \(X: float\) and \(X: T\) .* both take a node with \(X: float\)"):
+        Domain("a").add(Inverse, other)
 
 
 @pytest.mark.parametrize("name", ["", None, 3])

@@ -9,6 +9,7 @@
 
 #include "../cholesky_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
@@ -92,8 +93,7 @@ int run(oc::Context& ctx, const oc_ops::CholeskyArgs& a, bool ex) {
     if (l == nullptr)  // CholeskyEx whose node uses info only
       if (int rc = ctx.scratch((size_t)(a.batch * a.n * a.n) * sizeof(T), &l)) return rc;
     const cudaError_t e = launch<T>(a, static_cast<T*>(l), a.info, !ex, s);
-    if (e == cudaSuccess) return (int)OC_OK;
-    return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
+    return oc_cuda::status(ctx, e);
   });
 }
 
@@ -112,7 +112,7 @@ int cholesky_ex_cuda(oc::Context& ctx) {
     if (a.info == nullptr) return OC_OK;
     const cudaError_t e = cudaMemsetAsync(a.info, 0, (size_t)a.batch * sizeof(int32_t),
                                           static_cast<cudaStream_t>(ctx.stream()));
-    return e == cudaSuccess ? OC_OK : ctx.fail(OC_FAIL, "cudaMemsetAsync failed: %s", cudaGetErrorString(e));
+    return oc_cuda::status(ctx, e, "cudaMemsetAsync");
   }
   return run(ctx, a, true);
 }

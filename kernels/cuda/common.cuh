@@ -28,6 +28,22 @@ struct Conv<uint16_t, float> {
   }
 };
 
+// The IEEE limits of a compute type, in device code (std::numeric_limits is host-only there).
+template <class T>
+struct Limits;
+template <>
+struct Limits<float> {
+  static __device__ float eps() { return 1.1920929e-7f; }
+  static __device__ float min() { return 1.17549435e-38f; }
+  static __device__ float max() { return 3.402823466e38f; }
+};
+template <>
+struct Limits<double> {
+  static __device__ double eps() { return 2.220446049250313e-16; }
+  static __device__ double min() { return 2.2250738585072014e-308; }
+  static __device__ double max() { return 1.7976931348623157e308; }
+};
+
 __host__ __device__ constexpr int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // Device properties of the calling thread's current device, cached per device (the queries are

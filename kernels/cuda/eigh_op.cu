@@ -10,24 +10,12 @@
 
 #include "../eigh_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
 constexpr int kThreads = 64;
 constexpr int kMaxSweeps = 60;  // Jacobi converges quadratically: ~6-10 sweeps in practice
-
-template <class T>
-struct Limits;
-template <>
-struct Limits<float> {
-  static __device__ float eps() { return 1.1920929e-7f; }
-  static __device__ float max() { return 3.402823466e38f; }
-};
-template <>
-struct Limits<double> {
-  static __device__ double eps() { return 2.220446049250313e-16; }
-  static __device__ double max() { return 1.7976931348623157e308; }
-};
 
 // Per matrix: W (n x n), V (n x n, vectors only) in `work`, n sorted indices in `orders`.
 template <class T>
@@ -48,7 +36,7 @@ __global__ void __launch_bounds__(kThreads)
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j <= i; ++j) {  // (i, j) of the lower triangle; U: read at (j, i)
       const T x = upper ? A[j * n + i] : A[i * n + j];
-      ok = ok && fabs(x) <= Limits<T>::max();
+      ok = ok && fabs(x) <= oc_cuda::Limits<T>::max();
       amax = fabs(x) > amax ? fabs(x) : amax;
       W[i * n + j] = W[j * n + i] = x;
     }
@@ -65,7 +53,7 @@ __global__ void __launch_bounds__(kThreads)
   if (vectors)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j) V[i * n + j] = i == j ? T(1) : T(0);
-  const T eps = Limits<T>::eps();
+  const T eps = oc_cuda::Limits<T>::eps();
   for (int sweep = 0; sweep < kMaxSweeps; ++sweep) {
     bool rotated = false;
     for (int64_t p = 0; p + 1 < n; ++p)
@@ -115,10 +103,6 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-int fail_launch(oc::Context& ctx, cudaError_t e) {
-  return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
-}
-
 int run(oc::Context& ctx, bool vectors) {
   oc_ops::EighArgs a;
   if (int rc = oc_ops::eigh_prepare(ctx, vectors, &a)) return rc;
@@ -136,8 +120,7 @@ int run(oc::Context& ctx, bool vectors) {
     eigh_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a.a), static_cast<T*>(a.w),
                                                     static_cast<T*>(a.v), static_cast<T*>(work), orders, a.batch,
                                                     a.n, a.upper);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? (int)OC_OK : fail_launch(ctx, e);
+    return oc_cuda::launched(ctx);
   });
 }
 

@@ -8,25 +8,11 @@
 
 #include "../qr_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
 constexpr int kThreads = 64;
-
-template <class T>
-struct Limits;
-template <>
-struct Limits<float> {
-  static __device__ float eps() { return 1.1920929e-7f; }
-  static __device__ float min() { return 1.17549435e-38f; }
-  static __device__ float max() { return 3.402823466e38f; }
-};
-template <>
-struct Limits<double> {
-  static __device__ double eps() { return 2.220446049250313e-16; }
-  static __device__ double min() { return 2.2250738585072014e-308; }
-  static __device__ double max() { return 1.7976931348623157e308; }
-};
 
 // sqrt(head^2 + sum x[i]^2) and (*rest) without head; rescaled when the plain sum is out of range (as the CPU).
 template <class T>
@@ -34,13 +20,13 @@ __device__ T norms(T head, const T* x, int64_t len, T* rest) {
   T s = T(0);
   for (int64_t i = 0; i < len; ++i) s += x[i] * x[i];
   const T all = s + head * head;
-  if (s >= Limits<T>::min() / Limits<T>::eps() && all <= Limits<T>::max()) {
+  if (s >= oc_cuda::Limits<T>::min() / oc_cuda::Limits<T>::eps() && all <= oc_cuda::Limits<T>::max()) {
     *rest = sqrt(s);
     return sqrt(all);
   }
   T amax = T(0);
   for (int64_t i = 0; i < len; ++i) amax = fabs(x[i]) > amax ? fabs(x[i]) : amax;
-  if (s != s || amax > Limits<T>::max()) {
+  if (s != s || amax > oc_cuda::Limits<T>::max()) {
     *rest = T(NAN);
     return *rest;
   }
@@ -52,7 +38,7 @@ __device__ T norms(T head, const T* x, int64_t len, T* rest) {
   for (int64_t i = 0; i < len; ++i) t += (x[i] / amax) * (x[i] / amax);
   *rest = amax * sqrt(t);
   const T h = fabs(head);
-  if (!(h <= Limits<T>::max())) return h;
+  if (!(h <= oc_cuda::Limits<T>::max())) return h;
   const T g = h > *rest ? h : *rest;
   return g * sqrt((h / g) * (h / g) + (*rest / g) * (*rest / g));
 }
@@ -67,7 +53,7 @@ __device__ T householder(T* x, int64_t len) {
   const T beta = -copysign(full, alpha);
   const T tau = (beta - alpha) / beta;
   const T d = alpha - beta, f = T(1) / d;
-  if (fabs(f) <= Limits<T>::max())
+  if (fabs(f) <= oc_cuda::Limits<T>::max())
     for (int64_t i = 1; i < len; ++i) x[i] *= f;
   else
     for (int64_t i = 1; i < len; ++i) x[i] /= d;
@@ -127,10 +113,6 @@ unsigned grid(int64_t units, const oc_cuda::DeviceInfo& dev) {
   return (unsigned)(blocks < 1 ? 1 : blocks);
 }
 
-int fail_launch(oc::Context& ctx, cudaError_t e) {
-  return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
-}
-
 int qr_cuda(oc::Context& ctx) {
   oc_ops::QrArgs a;
   if (int rc = oc_ops::qr_prepare(ctx, &a)) return rc;
@@ -138,7 +120,7 @@ int qr_cuda(oc::Context& ctx) {
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
   const int32_t dtype = ctx.input(oc_ops::QrSpec::in::A).dtype;
   oc_cuda::DeviceInfo dev;
-  if (cudaError_t e = oc_cuda::device_info(&dev)) return fail_launch(ctx, e);
+  if (cudaError_t e = oc_cuda::device_info(&dev)) return oc_cuda::failed(ctx, e);
   return oc::dispatch<oc_ops::QrSpec::types::T>(ctx, dtype, [&](auto tag) {
     using T = decltype(tag);
     void* work = nullptr;
@@ -146,8 +128,7 @@ int qr_cuda(oc::Context& ctx) {
     qr_kernel<T><<<grid(a.batch, dev), kThreads, 0, stream>>>(static_cast<const T*>(a.a), static_cast<T*>(a.q),
                                                               static_cast<T*>(a.r), static_cast<T*>(work), a.batch,
                                                               a.m, a.n, a.qcols, a.rrows);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? (int)OC_OK : fail_launch(ctx, e);
+    return oc_cuda::launched(ctx);
   });
 }
 

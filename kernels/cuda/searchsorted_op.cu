@@ -7,6 +7,7 @@
 
 #include "../searchsorted_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
@@ -79,8 +80,7 @@ int searchsorted_cuda(oc::Context& ctx) {
       e = launch<uint16_t, float>(a, s);  // compared in float: the same order
     else
       e = launch<T, T>(a, s);
-    if (e == cudaSuccess) return (int)OC_OK;
-    return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
+    return oc_cuda::status(ctx, e);
   });
 }
 

@@ -10,6 +10,7 @@
 
 #include "../solve_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
@@ -120,10 +121,6 @@ unsigned grid(int64_t units, const oc_cuda::DeviceInfo& dev) {
   return (unsigned)(blocks < 1 ? 1 : blocks);
 }
 
-int failed(oc::Context& ctx, cudaError_t e) {
-  return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
-}
-
 // Factors A's matrices into scratch (info into `info` when given).
 template <class T>
 int factor(oc::Context& ctx, const T* a, int64_t count, int64_t n, bool transpose, int32_t* info, T** lu,
@@ -135,7 +132,7 @@ int factor(oc::Context& ctx, const T* a, int64_t count, int64_t n, bool transpos
   *piv = static_cast<int32_t*>(p);
   lu_kernel<T><<<grid(count, dev), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(a, *lu, *piv, info, count,
                                                                                           n, transpose);
-  if (cudaError_t e = cudaGetLastError()) return failed(ctx, e);
+  if (cudaError_t e = cudaGetLastError()) return oc_cuda::failed(ctx, e);
   return OC_OK;
 }
 
@@ -146,21 +143,21 @@ int solve_common(oc::Context& ctx, bool ex) {
   cudaStream_t stream = static_cast<cudaStream_t>(ctx.stream());
   if (s.n == 0 || s.a_count == 0) {
     if (s.info != nullptr && s.a_count > 0)
-      if (cudaError_t e = cudaMemsetAsync(s.info, 0, (size_t)s.a_count * sizeof(int32_t), stream)) return failed(ctx, e);
+      if (cudaError_t e = cudaMemsetAsync(s.info, 0, (size_t)s.a_count * sizeof(int32_t), stream)) return oc_cuda::failed(ctx, e);
     return OC_OK;
   }
   if (s.x == nullptr && s.info == nullptr) return OC_OK;
   return oc::dispatch<Spec::types::T>(ctx, ctx.input(Spec::in::A).dtype, [&](auto tag) -> int {
     using T = decltype(tag);
     oc_cuda::DeviceInfo dev;
-    if (cudaError_t e = oc_cuda::device_info(&dev)) return failed(ctx, e);
+    if (cudaError_t e = oc_cuda::device_info(&dev)) return oc_cuda::failed(ctx, e);
     T* lu = nullptr;
     int32_t* piv = nullptr;
     if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.a_count, s.n, !s.left, s.info, &lu, &piv, dev)) return rc;
     if (s.x == nullptr) return OC_OK;
     solve_kernel<T><<<grid(s.batch.count * s.k, dev), kThreads, 0, stream>>>(
         lu, piv, static_cast<const T*>(s.b), static_cast<T*>(s.x), s.batch, s.n, s.k, s.vector || !s.left);
-    if (cudaError_t e = cudaGetLastError()) return failed(ctx, e);
+    if (cudaError_t e = cudaGetLastError()) return oc_cuda::failed(ctx, e);
     return OC_OK;
   });
 }
@@ -176,14 +173,14 @@ int slogdet_cuda(oc::Context& ctx) {
   return oc::dispatch<Spec::types::T>(ctx, ctx.input(Spec::in::A).dtype, [&](auto tag) -> int {
     using T = decltype(tag);
     oc_cuda::DeviceInfo dev;
-    if (cudaError_t e = oc_cuda::device_info(&dev)) return failed(ctx, e);
+    if (cudaError_t e = oc_cuda::device_info(&dev)) return oc_cuda::failed(ctx, e);
     T* lu = nullptr;
     int32_t* piv = nullptr;
     if (s.n > 0)
       if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.batch, s.n, false, nullptr, &lu, &piv, dev)) return rc;
     slogdet_kernel<T><<<grid(s.batch, dev), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
         lu, piv, s.batch, s.n, static_cast<T*>(s.sign), static_cast<T*>(s.logabs));
-    if (cudaError_t e = cudaGetLastError()) return failed(ctx, e);
+    if (cudaError_t e = cudaGetLastError()) return oc_cuda::failed(ctx, e);
     return OC_OK;
   });
 }

@@ -6,6 +6,7 @@
 
 #include "../solve_triangular_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
@@ -65,8 +66,7 @@ int solve_triangular_cuda(oc::Context& ctx) {
           s.upper, s.left, s.unit);
       e = cudaGetLastError();
     }
-    if (e == cudaSuccess) return (int)OC_OK;
-    return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
+    return oc_cuda::status(ctx, e);
   });
 }
 

@@ -8,24 +8,12 @@
 
 #include "../svd_op.h"
 #include "common.cuh"
+#include "status.cuh"
 
 namespace {
 
 constexpr int kThreads = 64;
 constexpr int kMaxSweeps = 60;
-
-template <class T>
-struct Limits;
-template <>
-struct Limits<float> {
-  static __device__ float eps() { return 1.1920929e-7f; }
-  static __device__ float max() { return 3.402823466e38f; }
-};
-template <>
-struct Limits<double> {
-  static __device__ double eps() { return 2.220446049250313e-16; }
-  static __device__ double max() { return 1.7976931348623157e308; }
-};
 
 template <class T>
 __device__ T dot(const T* x, const T* y, int64_t len) {
@@ -78,7 +66,7 @@ __global__ void __launch_bounds__(kThreads)
   bool ok = true;
   for (int64_t i = 0; i < m * n; ++i) {
     const T x = fabs(A[i]);
-    ok = ok && x <= Limits<T>::max();
+    ok = ok && x <= oc_cuda::Limits<T>::max();
     amax = x > amax ? x : amax;
   }
   if (!ok) {
@@ -98,7 +86,7 @@ __global__ void __launch_bounds__(kThreads)
     if (vectors)
       for (int64_t i = 0; i < k; ++i) v[j * k + i] = i == j ? T(1) : T(0);
   }
-  const T tol = sqrt((T)L) * Limits<T>::eps();
+  const T tol = sqrt((T)L) * oc_cuda::Limits<T>::eps();
   for (int sweep = 0; sweep < kMaxSweeps && k > 1; ++sweep) {
     bool rotated = false;
     for (int64_t p = 0; p < k - 1; ++p)
@@ -113,7 +101,7 @@ __global__ void __launch_bounds__(kThreads)
         }
         if (!(fabs(cc) > tol * sqrt(aa) * sqrt(bb))) continue;
         const T zeta = (bb - aa) / (2 * cc);
-        const T t = fabs(zeta) > T(1) / Limits<T>::eps()
+        const T t = fabs(zeta) > T(1) / oc_cuda::Limits<T>::eps()
                         ? T(0.5) / zeta
                         : (zeta >= 0 ? T(1) : T(-1)) / (fabs(zeta) + sqrt(T(1) + zeta * zeta));
         const T cs = T(1) / sqrt(T(1) + t * t), sn = cs * t;
@@ -133,7 +121,7 @@ __global__ void __launch_bounds__(kThreads)
   if (S)
     for (int64_t j = 0; j < k; ++j) S[j] = norm[order[j]] * up;
   if (!vectors) return;
-  const T small = norm[order[0]] * (T)L * Limits<T>::eps();
+  const T small = norm[order[0]] * (T)L * oc_cuda::Limits<T>::eps();
   int64_t r = 0;
   for (; r < k && norm[order[r]] > small; ++r) {
     T* x = g + order[r] * L;
@@ -204,10 +192,6 @@ __global__ void identities(T* __restrict__ x, int64_t batch, int64_t rows, int64
   }
 }
 
-int fail_launch(oc::Context& ctx, cudaError_t e) {
-  return ctx.fail(OC_FAIL, "CUDA kernel launch failed: %s (%d)", cudaGetErrorString(e), (int)e);
-}
-
 int run(oc::Context& ctx, bool vectors) {
   oc_ops::SvdArgs a;
   if (int rc = oc_ops::svd_prepare(ctx, vectors, &a)) return rc;
@@ -219,8 +203,7 @@ int run(oc::Context& ctx, bool vectors) {
     if (a.k == 0) {
       if (a.u && a.m * a.ucols > 0) identities<T><<<256, 256, 0, stream>>>(static_cast<T*>(a.u), a.batch, a.m, a.ucols);
       if (a.vh && a.vrows * a.n > 0) identities<T><<<256, 256, 0, stream>>>(static_cast<T*>(a.vh), a.batch, a.vrows, a.n);
-      const cudaError_t e = cudaGetLastError();
-      return e == cudaSuccess ? (int)OC_OK : fail_launch(ctx, e);
+      return oc_cuda::launched(ctx);
     }
     const bool uv = a.u != nullptr || a.vh != nullptr;
     const bool tall = a.m > a.n;
@@ -234,8 +217,7 @@ int run(oc::Context& ctx, bool vectors) {
     svd_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a.a), static_cast<T*>(a.u),
                                                    static_cast<T*>(a.s), static_cast<T*>(a.vh), static_cast<T*>(work),
                                                    orders, a.batch, a.m, a.n, a.ucols, a.vrows, uv);
-    const cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? (int)OC_OK : fail_launch(ctx, e);
+    return oc_cuda::launched(ctx);
   });
 }
 

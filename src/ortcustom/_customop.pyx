@@ -294,30 +294,47 @@ def describe(domain):
     """What ORT is given for each op of `domain` (for tests and `python -m ortcustom info`): one
     dict per OrtCustomOp the glue makes (per provider, per combination of the types that decide the
     outputs' types; "any" where the kernel's binding is found at kernel creation), then the op's
-    type guard."""
+    type guard; siblings (declarations of one name and span) together, one guard for them."""
     out = []
     cdef OpDef od
-    cdef int32_t n, p, j, width
+    cdef int32_t n, p, j, width, k
     cdef int32_t* rows
     cdef int32_t* devices
     cdef int32_t* guards
-    for od in domain_def(domain.name, domain.ops, getattr(domain, "opset", 0) or 0).defs:
+    cdef int32_t* which
+    cdef const oc_op_def** family
+    defs = domain_def(domain.name, domain.ops, getattr(domain, "opset", 0) or 0).defs
+    families = {}  # siblings (one name and span) are planned together, as registration does
+    for od in defs:
+        families.setdefault((od.op.name, od.d.since, od.d.until), []).append(od)
+    for members in families.values():
+        od = members[0]
         width = od.d.n_inputs + od.d.n_outputs
-        n = oc_glue_plan(&od.d, NULL, NULL, NULL, 0)
-        rows = <int32_t*>calloc(max(n * width, 1), sizeof(int32_t))
-        devices = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
-        guards = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+        family = <const oc_op_def**>calloc(len(members), sizeof(oc_op_def*))
+        if family == NULL:
+            raise MemoryError()
+        rows = devices = guards = which = NULL
         try:
-            if rows == NULL or devices == NULL or guards == NULL:
+            for k in range(len(members)):
+                family[k] = &(<OpDef>members[k]).d
+            n = oc_glue_plan(family, len(members), NULL, NULL, NULL, NULL, 0)
+            rows = <int32_t*>calloc(max(n * width, 1), sizeof(int32_t))
+            devices = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+            guards = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+            which = <int32_t*>calloc(max(n, 1), sizeof(int32_t))
+            if rows == NULL or devices == NULL or guards == NULL or which == NULL:
                 raise MemoryError()
-            oc_glue_plan(&od.d, rows, devices, guards, n)
+            oc_glue_plan(family, len(members), rows, devices, guards, which, n)
             for p in range(n):
                 provider = CUDA_PROVIDER if devices[p] == OC_CUDA else "CPUExecutionProvider"
-                out.append(_describe_one(od, provider, [rows[p * width + j] for j in range(width)], guards[p] != 0))
+                out.append(_describe_one(members[which[p]], provider, [rows[p * width + j] for j in range(width)],
+                                         guards[p] != 0))
         finally:
+            free(family)
             free(rows)
             free(devices)
             free(guards)
+            free(which)
     return out
 
 

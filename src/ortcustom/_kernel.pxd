@@ -169,7 +169,8 @@ cdef extern from "glue.h" nogil:
     OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* base,
                                    const oc_domain_def* const* domains, const int32_t* opsets, int32_t n_domains)
     int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, char* message, size_t cap)
-    int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap)
+    int32_t oc_glue_plan(const oc_op_def* const* family, int32_t n_family, int32_t* rows, int32_t* devices,
+                         int32_t* guards, int32_t* which, int32_t cap)
     int oc_glue_check_kernel(const oc_op_def* op, const oc_kernel* kernel, char* message, size_t cap)
 
     ctypedef struct oc_direct_host:

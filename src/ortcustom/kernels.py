@@ -27,8 +27,9 @@ from .errors import exception_text
 from .inference import infer_outputs
 from .op_table import binding_row
 from .registry import InvalidAttribute, Op, check_text, checked
+from .signatures import accepted, pick
 from .strings import pack
-from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
+from .types import ELEMENT_TYPES, name_of_dtype, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 _TEXT = numpy_dtype("string")  # object: a string output's elements are str
@@ -297,9 +298,13 @@ def set_threads(n: int | None) -> None:
     _threads = n
 
 
-def call(op: Op, *inputs, out=None, stream=None, **attrs):
+def call(op, *inputs, out=None, stream=None, **attrs):
     """Runs `op`'s native kernel on `inputs` (by position; None for an absent optional one) with
-    the attributes `attrs`; returns its output (a tuple for several)."""
+    the attributes `attrs`; returns its output (a tuple for several). `op`: an Op, or the
+    declarations of one op name (`domain.declarations(name)`), of which the inputs' element types
+    pick one, as in a session."""
+    if isinstance(op, (tuple, list)):
+        op = _sibling(tuple(op), inputs, attrs)
     if not isinstance(op, Op) or op.native is None:
         raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
     plan = _plan(op)
@@ -378,6 +383,40 @@ def call(op: Op, *inputs, out=None, stream=None, **attrs):
                          threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
+
+
+def _sibling(ops: tuple, inputs, attrs) -> Op:
+    """The declaration among siblings that takes these inputs' element types."""
+    if not ops or not all(isinstance(o, Op) for o in ops) or len({(o.name, o.since, o.until) for o in ops}) != 1:
+        raise TypeError(f"kernels.call takes an Op, or the declarations of one op name and version "
+                        f"(domain.declarations(name); versions: domain.at(opset).declarations(name)), got {ops!r}")
+    values = list(inputs)
+    names = [d.name for d in ops[0].inputs]
+    for k, v in attrs.items():  # inputs by keyword (siblings name them alike)
+        if k in names and k not in {a.name for a in ops[0].attrs}:
+            i = names.index(k)
+            values += [None] * (i + 1 - len(values))
+            values[i] = v if values[i] is None else values[i]
+    types = [None if v is None else _type_name(v) for v in values]
+    got = pick(ops, types)
+    if got is None:
+        shown = ", ".join("absent" if t is None else t for t in types)
+        raise TypeError(f"{ops[0].name}: no declaration takes inputs of types ({shown}); it accepts {accepted(ops)}")
+    return got
+
+
+def _type_name(v) -> str:
+    """The element type name of an input value, as a session would see it."""
+    if hasattr(v, "__cuda_array_interface__"):
+        dtype = np.dtype(v.__cuda_array_interface__["typestr"])
+    elif isinstance(v, (str, bytes)):
+        return "string"
+    else:
+        dtype = np.asarray(v).dtype
+    try:
+        return name_of_dtype(dtype)
+    except ValueError:
+        return str(dtype)
 
 
 class _Tensor:

@@ -5,18 +5,49 @@
 The tests' oracle, and a way to debug a model that uses our ops without ONNX Runtime."""
 from __future__ import annotations
 
+import numpy as np
 from onnx.reference.op_run import OpRun
 
 from .registry import Domain, Op, normalize
+from .signatures import accepted, pick, siblings
+from .types import name_of_dtype
 
 
-def reference_op(op: Op, domain: str) -> type[OpRun]:
-    """An OpRun class running `op`'s reference (or, for Python ops, its compute function)."""
-    fn = op.reference or op.compute
-    if fn is None:
-        raise ValueError(f"op {op.name!r} has no reference implementation")
+def reference_op(op: Op | tuple[Op, ...], domain: str) -> type[OpRun]:
+    """An OpRun class running `op`'s reference (or, for Python ops, its compute function); for
+    siblings (a tuple of declarations of one name), the one the inputs' types pick."""
+    ops = op if isinstance(op, tuple) else (op,)
+    for o in ops:
+        if (o.reference or o.compute) is None:
+            raise ValueError(f"op {o.name!r} has no reference implementation")
+    if len(ops) == 1:
+        return _reference(ops[0], domain, lambda inputs: ops[0])
+
+    def which(inputs):
+        types = [None if x is None else _type_name(np.asarray(x).dtype) for x in inputs]
+        got = pick(ops, types)
+        if got is None:
+            names = ", ".join("absent" if t is None else t for t in types)
+            raise TypeError(f"{ops[0].name}: no declaration takes inputs of types ({names}); it accepts "
+                            f"{accepted(ops)}")
+        return got
+
+    return _reference(ops[0], domain, which)
+
+
+def _type_name(dtype) -> str:
+    try:
+        return name_of_dtype(dtype)
+    except ValueError:
+        return str(dtype)
+
+
+def _reference(op: Op, domain: str, which) -> type[OpRun]:
+    """The OpRun class of op's name; `which(inputs)` is the declaration that runs them."""
 
     def _run(self, *inputs, **_):
+        op = which(inputs)
+        fn = op.reference or op.compute
         attrs = {}
         for a in op.attrs:
             value = getattr(self, a.name, None)
@@ -41,4 +72,4 @@ def reference_ops(*domains: Domain) -> list[type[OpRun]]:
         from .ops import GroupNorm, Inverse
 
         domains = (Domain("com.microsoft").add(Inverse), Domain("ortcustom").add(GroupNorm, Inverse))
-    return [reference_op(op, d.name) for d in domains for op in d.ops]
+    return [reference_op(siblings(d.ops, op), d.name) for d in domains for op in d.ops if siblings(d.ops, op)[0] is op]

@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as _np
 
 from .types import ATTR_KINDS, TYPE_NAMES, canonical, element_type
+from .signatures import check_sibling
 
 REQUIRED = object()  # Attr default meaning "the model must set it"
 
@@ -497,13 +498,17 @@ class Domain:
             for have in self._ops:
                 if have is op:
                     raise ValueError(f"op {op.name!r} is already in domain {self.name!r}")
-                if have.name == op.name and _overlap(have, op):
+                if have.name != op.name or not _overlap(have, op):
+                    continue
+                if (have.since, have.until) != (op.since, op.until):
                     raise ValueError(
                         f"domain {self.name!r} already has an op {op.name!r} for versions "
-                        f"{_span(have)}, which overlaps {_span(op)}: one declaration per op name and version. "
-                        f"For several element types declare one Op with a type constraint (types={{'T': [...]}}) "
-                        f"whose kernel reads each tensor's dtype; several declarations under one name, one per "
-                        f"type signature, are not supported yet")
+                        f"{_span(have)}, which overlaps {_span(op)}: declarations of one name are versions "
+                        f"(spans apart) or siblings, one per type signature (the same span)")
+                why = check_sibling(have, op)
+                if why:
+                    raise ValueError(f"domain {self.name!r}: op {op.name!r} {_span(op)} cannot join the "
+                                     f"declaration already there: {why}")
             self._ops.append(op)  # nothing global: onnx learns the schemas from ortcustom.schemas.register
         return self
 
@@ -513,8 +518,14 @@ class Domain:
         self._registered = True
         return self.ops
 
+    def declarations(self, name: str) -> tuple[Op, ...]:
+        """Its ops named `name`, in the order added: one, or siblings (one per type signature, which
+        `kernels.call` picks from by the inputs' types), or versions."""
+        return tuple(op for op in self._ops if op.name == name)
+
     def at(self, version: int) -> "Domain":
-        """A domain of the same name with the ops valid at opset `version` (one per name)."""
+        """A domain of the same name with the ops valid at opset `version` (one per name and
+        signature)."""
         d = Domain(self.name, version)
         d.opset = version
         d._ops = [op for op in self._ops if op.since <= version and (op.until is None or version <= op.until)]

@@ -16,10 +16,11 @@ from onnx import defs, helper
 
 from .inference import infer_outputs
 from .registry import Domain, Op, normalize, text_of
-from .types import ATTR_KINDS
+from .signatures import accepted, pick, siblings
+from .types import ATTR_KINDS, name_of_enum
 
 _lock = threading.Lock()
-_registered: dict[tuple[str, str, int], Op] = {}  # (domain, name, since) -> op
+_registered: dict[tuple[str, str, int], tuple[Op, ...]] = {}  # (domain, name, since) -> the op (or siblings)
 
 
 
@@ -40,7 +41,7 @@ def _attribute(a) -> defs.OpSchema.Attribute:
     return defs.OpSchema.Attribute(a.name, helper.make_attribute(a.name, default, attr_type=kind.onnx), a.doc)
 
 
-def _infer(op: Op):
+def _infer(ops: tuple[Op, ...]):
     def infer(ctx) -> None:
         types, shapes = [], []
         for i in range(ctx.get_num_inputs()):
@@ -53,6 +54,13 @@ def _infer(op: Op):
             types.append(tt.elem_type or None)
             shapes.append(tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None)
                                 for d in tt.shape.dim) if tt.HasField("shape") else None)
+        op = ops[0]
+        if len(ops) > 1:  # siblings: the declaration the node's input types pick
+            op = pick(ops, [None if t is None else name_of_enum(t) for t in types])
+            if op is None:
+                got = ", ".join("?" if t is None else name_of_enum(t) for t in types)
+                raise ValueError(f"{ops[0].name}: no declaration takes input types ({got}); it accepts "
+                                 f"{accepted(ops)}")
 
         def attrs():
             out = {}
@@ -75,15 +83,35 @@ def _infer(op: Op):
     return infer
 
 
-def schema(op: Op, domain: str) -> defs.OpSchema:
-    """The ONNX OpSchema of `op` in `domain`."""
-    s = defs.OpSchema(
-        op.name, domain, op.since, op.doc,
-        inputs=[_param(i, op) for i in op.inputs],
-        outputs=[_param(o, op) for o in op.outputs],
-        type_constraints=[(c, [f"tensor({t})" for t in allowed], "") for c, allowed in op.types.items()],
-        attributes=[_attribute(a) for a in op.attrs])
-    s.set_type_and_shape_inference_function(_infer(op))
+def _types(ops: tuple[Op, ...], position: str, j: int) -> list[str]:
+    """The element types siblings take at input or output j, in first-seen order."""
+    out = {}
+    for op in ops:
+        io = getattr(op, position)[j]
+        out.update(dict.fromkeys(op.types.get(io.type, (io.type,))))
+    return list(out)
+
+
+def schema(op: Op | tuple[Op, ...], domain: str) -> defs.OpSchema:
+    """The ONNX OpSchema of `op` in `domain` (or of siblings: one schema for the name, each input
+    and output taking any type a sibling takes there; inference picks the node's sibling)."""
+    ops = op if isinstance(op, tuple) else (op,)
+    op = ops[0]
+    if len(ops) == 1:
+        params = {"inputs": [_param(i, op) for i in op.inputs], "outputs": [_param(o, op) for o in op.outputs],
+                  "type_constraints": [(c, [f"tensor({t})" for t in allowed], "") for c, allowed in op.types.items()]}
+    else:
+        P = defs.OpSchema.FormalParameterOption
+        params = {"inputs": [], "outputs": [], "type_constraints": []}
+        for position in ("inputs", "outputs"):
+            for j, io in enumerate(getattr(op, position)):
+                name = f"T_{position[0]}{j}"  # one constraint per place: siblings bind theirs differently
+                option = P.Variadic if io.variadic else (P.Optional if io.optional else P.Single)
+                params[position].append(defs.OpSchema.FormalParameter(
+                    io.name, name, param_option=option, is_homogeneous=io.homogeneous, min_arity=io.min_arity))
+                params["type_constraints"].append((name, [f"tensor({t})" for t in _types(ops, position, j)], ""))
+    s = defs.OpSchema(op.name, domain, op.since, op.doc, **params, attributes=[_attribute(a) for a in op.attrs])
+    s.set_type_and_shape_inference_function(_infer(ops))
     return s
 
 
@@ -93,19 +121,23 @@ def register(*domains: Domain) -> None:
         if not isinstance(d, Domain):
             raise TypeError(f"schemas.register takes ortcustom.Domain objects, got {d!r}")
         for op in d.ops:
-            register_op(op, d.name)
+            if siblings(d.ops, op)[0] is op:
+                register_op(siblings(d.ops, op), d.name)
 
 
-def register_op(op: Op, domain: str) -> None:
-    """Registers (or replaces) the schema of `op` in the domain named `domain` with onnx."""
-    key = (domain, op.name, op.since)
+def register_op(op: Op | tuple[Op, ...], domain: str) -> None:
+    """Registers (or replaces) the schema of `op` (or of siblings, a tuple) in the domain named
+    `domain` with onnx."""
+    ops = op if isinstance(op, tuple) else (op,)
+    key = (domain, ops[0].name, ops[0].since)
     with _lock:
-        if _registered.get(key) is op:
+        had = _registered.get(key)
+        if had is not None and len(had) == len(ops) and all(a is b for a, b in zip(had, ops)):
             return
         if key in _registered or _exists(*key):
-            defs.deregister_schema(op.name, op.since, domain)
-        defs.register_schema(schema(op, domain))
-        _registered[key] = op
+            defs.deregister_schema(ops[0].name, ops[0].since, domain)
+        defs.register_schema(schema(ops, domain))
+        _registered[key] = ops
 
 
 def _exists(domain: str, name: str, since: int) -> bool:

@@ -13,6 +13,7 @@ from typing import Mapping
 import numpy as np
 
 from .registry import Domain, Op
+from .signatures import pick, siblings
 from .types import name_of_dtype, onnx_enum
 
 # Fallback when the runtime's refusal cannot be read: ORT minor version -> highest IR version.
@@ -82,6 +83,9 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
         from .schemas import register
 
         register(domain)  # onnx.checker and shape inference then know the model's ops
+    if isinstance(op, Op) and isinstance(domain, Domain) and len(siblings(domain.ops, op)) > 1:
+        # several declarations of the name: the outputs are typed by the one the inputs pick
+        op = pick(siblings(domain.ops, op), [None if s is None else _elem(s) for s in inputs.values()]) or op
     op_name = op.name if isinstance(op, Op) else op
     dom = domain.name if isinstance(domain, Domain) else domain
     version = domain_version or (domain.version if isinstance(domain, Domain) else 1)
@@ -101,13 +105,18 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
     return for_runtime(model)
 
 
+def _elem(spec) -> str:
+    """The element type name of an input spec (an array, or a pair (type or dtype, shape))."""
+    if isinstance(spec, np.ndarray):
+        return name_of_dtype(spec.dtype)
+    return spec[0] if isinstance(spec[0], str) else name_of_dtype(spec[0])
+
+
 def _output_type(op: Op, out, inputs) -> str:
     if out.type not in op.types:
         return out.type
     for decl in op.inputs:
         spec = inputs.get(decl.name)
         if decl.type == out.type and spec is not None:
-            if isinstance(spec, np.ndarray):
-                return name_of_dtype(spec.dtype)
-            return spec[0] if isinstance(spec[0], str) else name_of_dtype(spec[0])
+            return _elem(spec)
     raise ValueError(f"cannot tell the type of output {out.name!r} of {op.name}; give outputs=")

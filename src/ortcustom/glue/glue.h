@@ -50,10 +50,12 @@ OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtApiBase* bas
    0, unknown): returns 0, or -1 with the reason in message (at most cap bytes). */
 int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, char* message, size_t cap);
 
-/* The OrtCustomOps registration makes for `op`, in order: returns their count, and for the first
+/* The OrtCustomOps registration makes for an op name: its declarations `family` (one, or siblings:
+   same name and span, one type signature each), in order: returns their count, and for the first
    `cap` of them the element types ORT is told (rows: n_inputs + n_outputs each, 0: any), the
-   device (oc_device) and whether it is the type guard. */
-int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap);
+   device (oc_device), whether it is the type guard and which declaration's kernel it runs. */
+int32_t oc_glue_plan(const oc_op_def* const* family, int32_t n_family, int32_t* rows, int32_t* devices,
+                     int32_t* guards, int32_t* which, int32_t cap);
 
 /* Whether `kernel` implements `op` (names, attribute kinds, every type binding; ABI version).
    Returns 0, or -1 with the reason in message (at most cap bytes, NUL-terminated). */

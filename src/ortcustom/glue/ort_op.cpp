@@ -39,6 +39,18 @@ const OrtApi* g_api25 = nullptr;   // its API-25 table (strings attributes), NUL
 const char* g_ort_version = "";    // for messages
 oc_glue_hooks g_hooks = {nullptr, nullptr, nullptr};
 
+struct GlueOp;
+
+// Siblings: several declarations of one op name (same span and interface, one type signature and
+// kernel each). ORT makes one schema per name and runs the first op whose types match a node; the
+// glue makes their OrtCustomOps so that at most one sibling's match any node (plan_family), and
+// shape inference and errors speak for the declaration the node's types pick.
+struct Family {
+  std::vector<const oc_op_def*> defs;
+  std::vector<const GlueOp*> first;  // per def: its first OrtCustomOp (shape inference speaks as it)
+  std::string accepted;              // every sibling's accepted types, for the error on others
+};
+
 // Standard layout (ORT hands callbacks &op, the first member). Made once per (def, row, provider)
 // and kept while the glue is loaded: sessions point at them.
 struct GlueOp {
@@ -50,6 +62,7 @@ struct GlueOp {
   bool cuda;
   int32_t* type_of;         // per output (shape inference): the input whose element type it has, -1
   int32_t* fixed_type;      // ... else the one type every binding gives it (0: none) (both owned)
+  const Family* family;     // its siblings (owned by the registry), nullptr when the name has one declaration
 };
 
 static_assert(std::is_standard_layout<GlueOp>::value, "ORT's &op must be the GlueOp's address");
@@ -211,10 +224,9 @@ bool column_takes(const oc_op_def* def, int32_t j, int32_t type) {
   return false;
 }
 
-// The first binding (row of def->bindings) that the node's input types and the ORT op's fixed
-// types agree with; nullptr: none (the op does not take these types). Once per node.
-const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) {
-  const oc_op_def* def = g->def;
+// The first binding (row of def->bindings) that the node's input types and `fixed` (what ORT was
+// told, 0: any; nullptr: nothing fixed) agree with; nullptr: none (the op does not take these types).
+const int32_t* match_binding(const oc_op_def* def, const int32_t* fixed, const std::vector<int32_t>& types) {
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
   if (n_in > 0 && def->inputs[n_in - 1].kind == OC_IO_VARIADIC && !def->inputs[n_in - 1].homogeneous)
     for (size_t i = (size_t)n_in - 1; i < types.size(); ++i)  // ORT checks none of them (its type is "any")
@@ -222,8 +234,9 @@ const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) 
   for (int32_t b = 0; b < def->n_bindings; ++b) {
     const int32_t* r = def->bindings + (size_t)b * width;
     bool ok = true;
-    for (int32_t j = 0; j < width && ok; ++j) ok = g->row[j] == 0 || g->row[j] == r[j];
+    for (int32_t j = 0; fixed && j < width && ok; ++j) ok = fixed[j] == 0 || fixed[j] == r[j];
     for (size_t i = 0; i < types.size() && ok; ++i) {
+      if (n_in == 0) return nullptr;
       // a variadic last input: each of its tensors has the declared entry's type, if homogeneous
       const int32_t j = i < (size_t)n_in ? (int32_t)i : n_in - 1;
       if (def->inputs[j].kind == OC_IO_VARIADIC && !def->inputs[j].homogeneous) break;
@@ -232,6 +245,11 @@ const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) 
     if (ok) return r;
   }
   return nullptr;
+}
+
+// The node's binding for the op ORT picked (once per node).
+const int32_t* find_binding(const GlueOp* g, const std::vector<int32_t>& types) {
+  return match_binding(g->def, g->row, types);
 }
 
 // The session's configuration entries, copied (KernelInfo_GetConfigEntries: ORT >= 1.24).
@@ -319,7 +337,8 @@ OrtStatus* cb_create(const OrtCustomOp* op, const OrtApi* api, const OrtKernelIn
       return make_status(api, OC_INVALID_ARGUMENT,
                          where(def, k->node, format("no kernel for input types (%s); %s accepts %s",
                                                     node_input_types(api, info, def).c_str(), def->name,
-                                                    def->accepted ? def->accepted : "other types")));
+                                                    g->family ? g->family->accepted.c_str()
+                                                    : def->accepted ? def->accepted : "other types")));
     std::string err;
     if (!read_attrs(api, info, def, &k->attrs, &err, g_api25, g_ort_version)) return make_status(api, OC_INVALID_ARGUMENT, where(def, k->node, err));
     auto host_error = [&](int rc, char* msg, const char* otherwise) {
@@ -656,6 +675,28 @@ void copy_shape(const OrtApi* api, OrtShapeInferContext* ctx, const GlueOp* g, i
   if (info) api->ReleaseTensorTypeAndShapeInfo(info);
 }
 
+// The first OrtCustomOp of the sibling whose declaration takes the node's input types; nullptr: none.
+const GlueOp* sibling_of(const OrtApi* api, OrtShapeInferContext* ctx, const Family* family) {
+  size_t n = 0;
+  OrtStatus* st = api->ShapeInferContext_GetInputCount(ctx, &n);
+  if (st) {
+    api->ReleaseStatus(st);
+    return nullptr;
+  }
+  std::vector<int32_t> types(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    OrtTensorTypeAndShapeInfo* info = nullptr;
+    ONNXTensorElementDataType t = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    st = api->ShapeInferContext_GetInputTypeShape(ctx, i, &info);
+    if (!st && info) st = api->GetTensorElementType(info, &t);
+    if (st) api->ReleaseStatus(st);
+    else types[i] = (int32_t)t;
+  }
+  for (size_t k = 0; k < family->defs.size(); ++k)
+    if (family->first[k] && match_binding(family->defs[k], nullptr, types)) return family->first[k];
+  return nullptr;
+}
+
 OrtStatus* cb_infer(const OrtCustomOp* op, OrtShapeInferContext* ctx) {
   // ORT ignores (and leaks) a status returned from here: an output whose shape cannot be said is
   // left unknown, never declared wrong.
@@ -663,6 +704,10 @@ OrtStatus* cb_infer(const OrtCustomOp* op, OrtShapeInferContext* ctx) {
   const OrtApi* api = g_api;
   if (api == nullptr) return nullptr;
   try {
+    if (g->family) {  // ORT asks one of them for every node of the name: speak as the node's sibling
+      g = sibling_of(api, ctx, g->family);
+      if (g == nullptr) return nullptr;
+    }
     if (g->def->host_shapes) {
       if (g_hooks.infer_shapes) g_hooks.infer_shapes(g->def, api, ctx);
       return nullptr;
@@ -749,23 +794,17 @@ void free_op(GlueOp* g) {
   delete g;
 }
 
-// What ORT is told of an op, one entry per OrtCustomOp (see plan_ops).
+// What ORT is told of an op, one entry per OrtCustomOp (see plan_family).
 struct OpPlan {
   std::vector<int32_t> row;  // element types per input then output; 0: any
   int device;                // OC_CPU or OC_CUDA
   bool guard;
+  int32_t def;               // which sibling's (index into the family's defs)
 };
 
-// Per provider with a kernel (CPU, then CUDA), one OrtCustomOp per distinct combination of the
-// types that ORT must see: every output's (ORT infers output types from the first op whose input
-// types match the node: an output typed "any" would get a guessed type) and the inputs whose type
-// is an output's; an input whose type constraint types no output is "any" (0), its type found by
-// the kernel's binding search (find_binding). So the count grows with the types of the outputs,
-// never with the product of independent input constraints. Then the type guard: every
-// constrained type "any", CPU (the CUDA provider leaves to CPU a node it has no kernel for), last so
-// that ORT picks the others first; it fails kernel creation, naming the node's types.
-std::vector<OpPlan> plan_ops(const oc_op_def* def) {
-  std::vector<OpPlan> out;
+// The columns ORT must be told concretely for `def` alone: every output, and the inputs whose type
+// is an output's (in every binding).
+std::vector<bool> typing_columns(const oc_op_def* def) {
   const int32_t n_in = def->n_inputs, width = def->n_inputs + def->n_outputs;
   std::vector<bool> keep(width, true);
   for (int32_t i = 0; i < n_in; ++i) {
@@ -782,36 +821,103 @@ std::vector<OpPlan> plan_ops(const oc_op_def* def) {
     }
     keep[i] = types_an_output;
   }
-  for (int device : {OC_CPU, OC_CUDA}) {
-    if ((device == OC_CPU ? def->cpu : def->cuda) == nullptr) continue;
-    std::set<std::vector<int32_t>> seen;
-    for (int32_t b = 0; b < def->n_bindings; ++b) {
-      const int32_t* r = def->bindings + (size_t)b * width;
-      // string tensors live on the host: such a binding runs on the CPU provider only
-      if (device == OC_CUDA && std::find(r, r + width, (int32_t)OC_STRING) != r + width) continue;
-      std::vector<int32_t> row(width);
-      for (int32_t j = 0; j < width; ++j) row[j] = keep[j] ? r[j] : 0;
-      if (seen.insert(row).second) out.push_back({row, device, false});
+  return keep;
+}
+
+// An input column whose tensors ORT checks one by one against nothing (a heterogeneous variadic).
+bool unchecked_column(const oc_op_def* def, int32_t j) {
+  return def->inputs[j].kind == OC_IO_VARIADIC && !def->inputs[j].homogeneous;
+}
+
+// Whether one node's input types could match both rows (each column equal, or "any" in one).
+bool collide(const oc_op_def* def, const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+  for (int32_t j = 0; j < def->n_inputs; ++j)
+    if (!unchecked_column(def, j) && a[j] != b[j] && a[j] != 0 && b[j] != 0) return false;
+  return true;
+}
+
+// Per provider with a kernel (CPU, then CUDA), one OrtCustomOp per distinct combination of the
+// types that ORT must see: every output's (ORT infers output types from the first op whose input
+// types match the node: an output typed "any" would get a guessed type) and the inputs whose type
+// is an output's; an input whose type constraint types no output is "any" (0), its type found by
+// the kernel's binding search (find_binding). So the count grows with the types of the outputs,
+// never with the product of independent input constraints. Siblings (several declarations of one
+// name): an input column is also made concrete, for all of them, while one's op could match a node
+// meant for another's (ORT runs the first that matches). Then the type guard: every constrained
+// type "any", CPU (the CUDA provider leaves to CPU a node it has no kernel for), last so that ORT
+// picks the others first; it fails kernel creation, naming the node's types.
+std::vector<OpPlan> plan_family(const std::vector<const oc_op_def*>& defs) {
+  const oc_op_def* d0 = defs[0];
+  const int32_t n_in = d0->n_inputs, width = d0->n_inputs + d0->n_outputs;
+  std::vector<std::vector<bool>> keep;
+  for (const oc_op_def* def : defs) keep.push_back(typing_columns(def));
+  std::vector<bool> extra(width, false);
+  std::vector<OpPlan> out;
+  for (;;) {
+    out.clear();
+    for (int device : {OC_CPU, OC_CUDA}) {
+      for (size_t k = 0; k < defs.size(); ++k) {
+        const oc_op_def* def = defs[k];
+        if ((device == OC_CPU ? def->cpu : def->cuda) == nullptr) continue;
+        std::set<std::vector<int32_t>> seen;
+        for (int32_t b = 0; b < def->n_bindings; ++b) {
+          const int32_t* r = def->bindings + (size_t)b * width;
+          // string tensors live on the host: such a binding runs on the CPU provider only
+          if (device == OC_CUDA && std::find(r, r + width, (int32_t)OC_STRING) != r + width) continue;
+          std::vector<int32_t> row(width);
+          for (int32_t j = 0; j < width; ++j) row[j] = keep[k][j] || extra[j] ? r[j] : 0;
+          if (seen.insert(row).second) out.push_back({row, device, false, (int32_t)k});
+        }
+      }
     }
+    int32_t add = -1;
+    for (size_t p = 0; p < out.size() && add < 0; ++p)
+      for (size_t q = p + 1; q < out.size() && add < 0; ++q) {
+        if (out[p].def == out[q].def || out[p].device != out[q].device || !collide(d0, out[p].row, out[q].row)) continue;
+        for (int32_t j = 0; j < n_in && add < 0; ++j)
+          if (!extra[j] && !unchecked_column(d0, j) && (out[p].row[j] == 0 || out[q].row[j] == 0)) add = j;
+      }
+    if (add < 0) break;  // none, or rows alike (declarations that overlap: refused by Domain.add)
+    extra[add] = true;
   }
   bool constrained = false;
-  for (int32_t j = 0; j < n_in; ++j) constrained |= def->inputs[j].constrained != 0;
-  if (constrained && def->n_bindings > 0) {
-    std::vector<int32_t> row(width);
-    for (int32_t j = 0; j < width; ++j)
-      row[j] = (j < n_in ? def->inputs[j] : def->outputs[j - n_in]).constrained ? 0 : def->bindings[j];
-    out.push_back({row, OC_CPU, true});
+  for (const oc_op_def* def : defs)
+    for (int32_t j = 0; j < n_in; ++j) constrained |= def->inputs[j].constrained != 0;
+  constrained |= defs.size() > 1;
+  bool any_bindings = false;
+  for (const oc_op_def* def : defs) any_bindings |= def->n_bindings > 0;
+  if (constrained && any_bindings) {
+    std::vector<int32_t> row(width, 0);
+    for (int32_t j = 0; j < width; ++j) {
+      bool first = true;
+      for (const oc_op_def* def : defs) {  // a type all siblings fix alike stays; any other: any
+        const oc_io_def& io = j < n_in ? def->inputs[j] : def->outputs[j - n_in];
+        const int32_t t = io.constrained || def->n_bindings == 0 ? 0 : def->bindings[j];
+        row[j] = first || row[j] == t ? t : 0;
+        first = false;
+      }
+    }
+    out.push_back({row, OC_CPU, true, 0});
   }
   return out;
 }
 
-std::vector<GlueOp*> make_ops(const oc_op_def* def, const OrtApiBase* base) {
+// The OrtCustomOps of one family (a single def is one of its own), in plan order; `family` is
+// filled in (its defs given) and pointed to when there are several.
+std::vector<GlueOp*> make_ops(Family* family, const OrtApiBase* base) {
   std::vector<GlueOp*> out;
-  const bool shapes = shape_fn_safe(def, base);
+  const std::vector<const oc_op_def*>& defs = family->defs;
+  const bool shapes = shape_fn_safe(defs[0], base);
+  const bool several = defs.size() > 1;
   try {
-    for (const OpPlan& p : plan_ops(def))
+    family->first.assign(defs.size(), nullptr);
+    for (const OpPlan& p : plan_family(defs)) {
+      const oc_op_def* def = defs[(size_t)p.def];
       out.push_back(make_op(def, p.guard ? nullptr : p.device == OC_CUDA ? def->cuda : def->cpu, p.row,
                             p.device == OC_CUDA, shapes));
+      out.back()->family = several ? family : nullptr;
+      if (!p.guard && family->first[(size_t)p.def] == nullptr) family->first[(size_t)p.def] = out.back();
+    }
   } catch (...) {
     for (GlueOp* g : out) free_op(g);
     throw;
@@ -829,6 +935,7 @@ std::mutex g_mu;
 struct Made {
   OrtCustomOpDomain* domain = nullptr;
   std::vector<GlueOp*> ops;
+  std::vector<Family*> families;  // freed with the ops (they point at them)
 };
 struct Registry {
   const OrtApi* api = nullptr;
@@ -838,6 +945,7 @@ struct Registry {
     for (auto& kv : made) {
       if (kv.second.domain) api->ReleaseCustomOpDomain(kv.second.domain);
       for (GlueOp* g : kv.second.ops) free_op(g);
+      for (Family* f : kv.second.families) delete f;
     }
   }
 };
@@ -855,19 +963,36 @@ std::string span(const oc_op_def* d) {
 std::string check_versions(const oc_domain_def* dom, int32_t opset) {
   for (int32_t i = 0; i < dom->n_ops; ++i) {
     const oc_op_def* d = dom->ops[i];
-    bool first = true;
+    bool first = true, versions = false;
     std::string spans;
     for (int32_t j = 0; j < dom->n_ops; ++j) {
-      if (strcmp(dom->ops[j]->name, d->name) != 0) continue;
+      const oc_op_def* e = dom->ops[j];
+      if (strcmp(e->name, d->name) != 0) continue;
       if (j < i) first = false;
-      spans += (spans.empty() ? "" : ", ") + span(dom->ops[j]);
+      if (e->since != d->since || e->until != d->until) versions = true;
+      if (spans.find(span(e)) == std::string::npos) spans += (spans.empty() ? "" : ", ") + span(e);
     }
     if (!first) continue;
-    if (spans != span(d))
+    if (versions)
       return format("domain '%s' declares op '%s' for versions %s; ONNX Runtime takes one version of a custom "
                     "op per domain (it does not tell a custom op which opset a model imports): register one "
                     "(Python: domain.at(<the model's opset for '%s'>))",
                     dom->name, d->name, spans.c_str(), dom->name);
+    for (int32_t j = i + 1; j < dom->n_ops; ++j) {  // siblings: ORT's one schema needs one interface
+      const oc_op_def* e = dom->ops[j];
+      if (strcmp(e->name, d->name) != 0) continue;
+      bool alike = e->n_inputs == d->n_inputs && e->n_outputs == d->n_outputs;
+      for (int32_t k = 0; alike && k < d->n_inputs; ++k)
+        alike = e->inputs[k].kind == d->inputs[k].kind && e->inputs[k].min_arity == d->inputs[k].min_arity &&
+                e->inputs[k].homogeneous == d->inputs[k].homogeneous;
+      for (int32_t k = 0; alike && k < d->n_outputs; ++k)
+        alike = e->outputs[k].kind == d->outputs[k].kind && e->outputs[k].min_arity == d->outputs[k].min_arity &&
+                e->outputs[k].homogeneous == d->outputs[k].homogeneous;
+      if (!alike)
+        return format("domain '%s' declares op '%s' twice with different inputs or outputs; declarations of "
+                      "one name differ in element types only (ONNX Runtime makes one schema per name)",
+                      dom->name, d->name);
+    }
     if (d->until != INT32_MAX && opset == 0)
       return format("domain '%s' declares op '%s' for versions %s only; ONNX Runtime does not tell a custom op "
                     "which opset a model imports and would run it for a model at any opset of '%s' from %d "
@@ -968,13 +1093,15 @@ extern "C" int oc_glue_check_domain(const oc_domain_def* domain, int32_t opset, 
   return -1;
 }
 
-extern "C" int32_t oc_glue_plan(const oc_op_def* op, int32_t* rows, int32_t* devices, int32_t* guards, int32_t cap) {
-  const std::vector<OpPlan> plan = plan_ops(op);
-  const int32_t width = op->n_inputs + op->n_outputs;
+extern "C" int32_t oc_glue_plan(const oc_op_def* const* family, int32_t n_family, int32_t* rows, int32_t* devices,
+                                int32_t* guards, int32_t* which, int32_t cap) {
+  const std::vector<OpPlan> plan = plan_family(std::vector<const oc_op_def*>(family, family + n_family));
+  const int32_t width = family[0]->n_inputs + family[0]->n_outputs;
   for (size_t p = 0; p < plan.size() && (int32_t)p < cap; ++p) {
     std::copy(plan[p].row.begin(), plan[p].row.end(), rows + p * width);
     devices[p] = plan[p].device;
     guards[p] = plan[p].guard;
+    which[p] = plan[p].def;
   }
   return (int32_t)plan.size();
 }
@@ -1033,14 +1160,27 @@ extern "C" OrtStatus* oc_glue_register_at(OrtSessionOptions* options, const OrtA
       if (found == g_registry.made.end()) {
         Made m;
         OrtStatus* st = api->CreateCustomOpDomain(dom->name, &m.domain);
-        for (int32_t i = 0; i < dom->n_ops && !st; ++i)
-          for (GlueOp* g : make_ops(dom->ops[i], base)) {
+        for (int32_t i = 0; i < dom->n_ops && !st; ++i) {
+          bool seen = false;  // a family is made at its first declaration
+          for (int32_t j = 0; j < i && !seen; ++j) seen = strcmp(dom->ops[j]->name, dom->ops[i]->name) == 0;
+          if (seen) continue;
+          std::unique_ptr<Family> f(new Family());
+          for (int32_t j = i; j < dom->n_ops; ++j)
+            if (strcmp(dom->ops[j]->name, dom->ops[i]->name) == 0) {
+              f->defs.push_back(dom->ops[j]);
+              f->accepted += (f->accepted.empty() ? "" : " or ") +
+                             std::string(dom->ops[j]->accepted ? dom->ops[j]->accepted : "other types");
+            }
+          for (GlueOp* g : make_ops(f.get(), base)) {
             m.ops.push_back(g);
             if (!st) st = api->CustomOpDomain_Add(m.domain, &g->op);
           }
+          m.families.push_back(f.release());
+        }
         if (st) {
           if (m.domain) api->ReleaseCustomOpDomain(m.domain);  // no options refer to it yet
           for (GlueOp* g : m.ops) free_op(g);
+          for (Family* f : m.families) delete f;
           return st;
         }
         found = g_registry.made.emplace(dom, std::move(m)).first;
