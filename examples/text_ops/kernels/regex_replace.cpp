@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <regex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "text_ops_spec.h"
@@ -33,6 +34,11 @@ struct Compiled {
   // only where one of them is): `any` otherwise.
   bool any = true;
   bool first[256] = {};
+  // A pattern that is only one such class (then `plus`: a run of them), or only literal bytes, is
+  // matched here, without std::regex: it has no groups.
+  enum Kind { kRegex, kClass, kLiteral } kind = kRegex;
+  bool plus = false;
+  std::string literal;
 };
 
 // What `pattern` says of a match's first byte: it begins with a literal byte or a bracket class of
@@ -65,6 +71,13 @@ void first_bytes(const std::string& p, Compiled* c) {
   if (k < p.size() && (p[k] == '*' || p[k] == '?' || p[k] == '{')) return;
   c->any = false;
   memcpy(c->first, first, sizeof first);
+  if (p[0] == '[' && (k == p.size() || (k + 1 == p.size() && p[k] == '+'))) {
+    c->kind = Compiled::kClass;
+    c->plus = k < p.size();
+  } else if (p.find_first_of(std::string(kSpecial)) == std::string::npos) {
+    c->kind = Compiled::kLiteral;
+    c->literal = p;
+  }
 }
 
 // One-element string constant `i`, into *out.
@@ -111,15 +124,39 @@ int regex_create(oc::Context& ctx, void** state) {
 
 void regex_destroy(void* state) { delete static_cast<Compiled*>(state); }
 
-// The next match in [p, e) (b: the text's start, for ^ and \b), into m; false: none.
-bool next_match(const Compiled& c, const char* b, const char* p, const char* e, std::cmatch& m) {
+// The next match in [p, e) (b: the text's start, for ^ and \b) as [*mb, *me), its groups in m (a
+// std::regex's); false: none.
+bool next_match(const Compiled& c, const char* b, const char* p, const char* e, std::cmatch& m, const char** mb,
+                const char** me) {
   using namespace std::regex_constants;
-  if (c.any) return std::regex_search(p, e, m, c.re, p == b ? match_default : match_prev_avail);
-  for (; p < e; ++p)  // only where a match can start, and there only
-    if (c.first[static_cast<unsigned char>(*p)] &&
-        std::regex_search(p, e, m, c.re, (p == b ? match_default : match_prev_avail) | match_continuous))
-      return true;
-  return false;
+  if (c.kind == Compiled::kLiteral) {
+    const size_t at = std::string_view(p, static_cast<size_t>(e - p)).find(c.literal);
+    if (at == std::string_view::npos) return false;
+    *mb = p + at;
+    *me = *mb + c.literal.size();
+    return true;
+  }
+  if (c.kind == Compiled::kClass) {
+    while (p < e && !c.first[static_cast<unsigned char>(*p)]) ++p;
+    if (p == e) return false;
+    *mb = p++;
+    while (c.plus && p < e && c.first[static_cast<unsigned char>(*p)]) ++p;
+    *me = p;
+    return true;
+  }
+  bool found = false;
+  if (c.any) {
+    found = std::regex_search(p, e, m, c.re, p == b ? match_default : match_prev_avail);
+  } else {
+    for (; p < e && !found; ++p)  // only where a match can start, and there only
+      found = c.first[static_cast<unsigned char>(*p)] &&
+              std::regex_search(p, e, m, c.re, (p == b ? match_default : match_prev_avail) | match_continuous);
+  }
+  if (found) {
+    *mb = m[0].first;
+    *me = m[0].second;
+  }
+  return found;
 }
 
 // text [b, e) with c's matches replaced, into out (cleared first); false: no match (out is empty).
@@ -128,11 +165,12 @@ bool replace(const Compiled& c, const char* b, const char* e, std::string& out) 
   std::cmatch m;
   const char* p = b;
   const char* last_end = nullptr;
+  const char *mb, *me;
   bool any = false;
   while (p <= e) {
-    if (!next_match(c, b, p, e, m)) break;
-    out.append(p, m[0].first);
-    if (m[0].first == last_end && m[0].length() == 0) {  // no empty match at the last one's end
+    if (!next_match(c, b, p, e, m, &mb, &me)) break;
+    out.append(p, mb);
+    if (mb == last_end && me == mb) {  // no empty match at the last one's end
       if (p == e) break;
       const char* next = p + 1;
       while (next < e && (static_cast<unsigned char>(*next) & 0xC0) == 0x80) ++next;
@@ -143,10 +181,11 @@ bool replace(const Compiled& c, const char* b, const char* e, std::string& out) 
     any = true;
     for (const Piece& piece : c.rewrite) {
       if (piece.group < 0) out += piece.text;
+      else if (piece.group == 0) out.append(mb, me);
       else if (static_cast<size_t>(piece.group) < m.size() && m[piece.group].matched)
         out.append(m[piece.group].first, m[piece.group].second);
     }
-    p = last_end = m[0].second;
+    p = last_end = me;
     if (!c.global) break;
   }
   if (p < e) out.append(p, e);
