@@ -12,7 +12,6 @@ import textwrap
 import numpy as np
 import onnxruntime as ort
 import pytest
-from onnx import numpy_helper
 
 import ortcustom
 from ortcustom import Domain, Input, Op, Output, kernels
@@ -57,12 +56,8 @@ def constops(tmp_path_factory):
 
 def model(op, domain, feeds, constants):
     """A one-node model of `op` whose `constants` (name -> array) are initializers."""
-    m = make_model(op, domain, {**feeds, **constants})
-    keep = [i for i in m.graph.input if i.name not in constants]
-    del m.graph.input[:]
-    m.graph.input.extend(keep)
-    m.graph.initializer.extend([numpy_helper.from_array(np.asarray(v), k) for k, v in constants.items()])
-    return m
+    return make_model(op, domain, {**feeds, **{k: np.asarray(v) for k, v in constants.items()}},
+                      initializers=constants)
 
 
 def outcome(path, pkg, lib, op, feeds, constants, tmp_path, as_input=False):

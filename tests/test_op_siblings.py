@@ -185,19 +185,6 @@ def test_optional_inputs_do_not_tell_siblings_apart():
         Domain("test.sib.opt").add(op("int64"), op("int32"))
 
 
-def test_a_constraint_shared_by_two_inputs_is_honoured():
-    """(X: T, K: T) and (X: float, K: double) never match one node: both are taken."""
-    a = Op("Pair", [Input("X", "T"), Input("K", "T")], [Output("Y", "T", shape="X")], types={"T": ["float", "double"]},
-           compute=lambda x, k: x + k)
-    b = Op("Pair", [Input("X", "float"), Input("K", "double")], [Output("Y", "float", shape="X")],
-           compute=lambda x, k: (x - k).astype(np.float32))
-    d = Domain("test.sib.pair").add(a, b)
-    x = np.ones(2, np.float32)
-    for k, want in ((np.full(1, 2, np.float32), 3.0), (np.full(1, 2, np.float64), -1.0)):
-        y = session(a, d, {"X": x, "K": k}).run(None, {"X": x, "K": k})[0]
-        assert y.dtype == np.float32 and y.tolist() == [want, want]
-
-
 def test_versions_and_siblings_of_one_name():
     """Spans apart are versions (Domain.at picks one); the same span is a sibling; spans that overlap
     otherwise are refused."""
@@ -223,3 +210,31 @@ def test_ort_is_told_the_types_that_tell_siblings_apart():
     assert both == [(["float", "int32"], False), (["float", "int16"], False), (["double", "int32"], False),
                     (["double", "int16"], False), (["float", "int64"], False), (["double", "int64"], False),
                     (["any", "any"], True)]
+
+
+def test_the_glue_refuses_siblings_with_different_inputs_where_no_python_checked_them():
+    """A plain library's table is the glue's only input: it refuses two declarations of one name and
+    span whose inputs differ (Domain.add would have; ORT makes one schema per name)."""
+    a = Op("Twice", [Input("X", "float")], [Output("Y", "float")], compute=lambda x: x)
+    b = Op("Twice", [Input("X", "int64"), Input("K", "int64")], [Output("Y", "int64")], compute=lambda x, k: x)
+    why = _customop.check_domain(_customop.domain_def("test.sib.glue", (a, b)))
+    assert why == ("domain 'test.sib.glue' declares op 'Twice' twice with different inputs or outputs; declarations "
+                   "of one name differ in element types only (ONNX Runtime makes one schema per name)")
+    assert _customop.check_domain(_customop.domain_def("test.sib.glue", (a, _op("int64", "int64")))) is None
+
+
+def test_a_constraint_shared_by_two_inputs_is_honoured():
+    """(X: T, K: T) and (X: float, K: double) never take one node: both are taken, and (float, double)
+    runs the second, in a session and in the reference."""
+    a = Op("Pair", [Input("X", "T"), Input("K", "T")], [Output("Y", "T", shape="X")], types={"T": ["float", "double"]},
+           compute=lambda x, k: x + k)
+    b = Op("Pair", [Input("X", "float"), Input("K", "double")], [Output("Y", "float", shape="X")],
+           compute=lambda x, k: (x - k).astype(np.float32))
+    d = Domain("test.sib.pairref").add(a, b)
+    x = np.ones(2, np.float32)
+    for k, want in ((np.full(1, 2, np.float32), 3.0), (np.full(1, 2, np.float64), -1.0)):
+        model = make_model(a, d, {"X": x, "K": k})
+        got = ReferenceEvaluator(model, new_ops=ortcustom.reference_ops(d)).run(None, {"X": x, "K": k})[0]
+        assert got.tolist() == [want, want]
+        y = session(a, d, {"X": x, "K": k}).run(None, {"X": x, "K": k})[0]
+        assert y.dtype == np.float32 and y.tolist() == [want, want]

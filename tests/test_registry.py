@@ -141,6 +141,18 @@ def test_make_model_ir_version_is_accepted():
     assert model.ir_version <= max_ir_version()
 
 
+def test_make_model_holds_initializers_where_asked():
+    w = np.arange(3, dtype=np.int64)
+    model = make_model("Pick", "org.x", {"X": (np.float32, [2]), "W": w}, outputs={"Y": (np.float32, [2])},
+                       initializers=["W"])
+    assert [i.name for i in model.graph.input] == ["X"]
+    assert [(t.name, list(t.int64_data) or np.frombuffer(t.raw_data, np.int64).tolist()) for t in
+            model.graph.initializer] == [("W", [0, 1, 2])]
+    assert list(model.graph.node[0].input) == ["X", "W"]
+    with pytest.raises(ValueError, match=r"initializers names 'X': give its value in inputs as an array"):
+        make_model("Pick", "org.x", {"X": (np.float32, [2])}, outputs={"Y": (np.float32, [2])}, initializers=["X"])
+
+
 def test_versions_sharing_one_opset_overlap():
     """Bug: ranges that touch at one end ([1, 2] and [2, ...]) taken as apart: two ops for opset 2."""
     def v(since, until):

@@ -9,9 +9,15 @@
 // eigensystem, T = Z diag(d) Z^T, turn R into (Q Z)^T, whose rows are the eigenvectors. About
 // 4/3 n^3 flops for the reduction, ~6 n^3 more with vectors (a sweep of rotations per eigenvalue,
 // a couple of sweeps each). Unblocked: for n in the hundreds LAPACK's blocked reduction is faster
-// (benchmarks/eigh_cases.py).
+// (benchmarks/eigh_cases.py). Every inner loop is an axpy or a rotation along contiguous memory
+// (vectorized by the compiler in each instruction set's pass: isa_passes.inc), and the rotations'
+// lengths are plain square roots (the scaled entries keep squares far from overflow; hypot's
+// care costs more than the rest of a small matrix's QL).
 //
 // Batches run in parallel over the host's pool; each task has its own working memory.
+
+#ifndef OC_ISA_PASS
+
 #include <math.h>
 #include <stdlib.h>
 
@@ -22,10 +28,33 @@
 #include "eigh.h"
 #include "parallel.h"
 
-namespace {
+namespace oc {
+#define OC_ISA_PASS_FILE "eigh.cpp"
+#define OC_ISA_PASS_NS eigh
+#include "isa_passes.inc"  // oc::eigh_base, _avx2, _avx512
+}  // namespace oc
+
+int oc_eigh_f32(const float* a, float* w, float* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
+                oc_parallel par) {
+  return OC_ISA_CALL(oc::eigh, run<float>, a, w, v, status, batch, n, upper, par);
+}
+
+int oc_eigh_f64(const double* a, double* w, double* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
+                oc_parallel par) {
+  return OC_ISA_CALL(oc::eigh, run<double>, a, w, v, status, batch, n, upper, par);
+}
+
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 // per-eigenvalue QL iteration cap: LAPACK's steqr allows 30; far more than a finite matrix needs
 constexpr int kMaxIterations = 60;
+
+// sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
+// values), hypot only outside.
+static inline double pythag(double a, double b) {
+  const double m = std::max(fabs(a), fabs(b));
+  return m > 1e-150 && m < 1e150 ? sqrt(a * a + b * b) : hypot(a, b);
+}
 
 struct Work {
   double *a, *r, *d, *e, *u, *p, *t;
@@ -71,14 +100,15 @@ static void tridiagonalize(Work& w, int64_t n, bool vectors) {
     // B = A[k+1:, k+1:] <- H B H = B - u q^T - q u^T, q = 2 B u - 2 (u^T B u) u
     double* B = A + (k + 1) * n + (k + 1);
     double* q = w.p;
-    double K = 0;
-    for (int64_t i = 0; i < m; ++i) {
-      const double* bi = B + i * n;
-      double s = 0;
-      for (int64_t j = 0; j < m; ++j) s += bi[j] * u[j];
-      q[i] = s;
-      K += u[i] * s;
+    std::fill(q, q + m, 0.0);
+    for (int64_t i = 0; i < m; ++i) {  // B symmetric: B u = sum_i u_i B[i, :], axpys on rows
+      const double* OC_RESTRICT bi = B + i * n;
+      double* OC_RESTRICT qq = q;
+      const double ui = u[i];
+      for (int64_t j = 0; j < m; ++j) qq[j] += ui * bi[j];
     }
+    double K = 0;
+    for (int64_t i = 0; i < m; ++i) K += u[i] * q[i];
     for (int64_t i = 0; i < m; ++i) q[i] = 2 * q[i] - 2 * K * u[i];
     for (int64_t i = 0; i < m; ++i) {
       double* bi = B + i * n;
@@ -117,13 +147,13 @@ static bool ql(Work& w, int64_t n, bool vectors) {
       if (iter == kMaxIterations) return false;
       // shift: the eigenvalue of the leading 2 x 2 block nearer d[l]
       double g = (d[l + 1] - d[l]) / (2 * e[l]);
-      double r = hypot(g, 1.0);
+      double r = pythag(g, 1.0);
       g = d[m] - d[l] + e[l] / (g + copysign(r, g));
       double s = 1, c = 1, p = 0;
       bool split = false;
       for (int64_t i = m - 1; i >= l; --i) {
         const double f = s * e[i], b = c * e[i];
-        r = hypot(f, g);
+        r = pythag(f, g);
         e[i + 1] = r;
         if (r == 0) {  // an exact zero coupling appeared: deflate there
           d[i + 1] -= p;
@@ -218,14 +248,4 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
   return failed.load(std::memory_order_relaxed) ? OC_OUT_OF_MEMORY : 0;
 }
 
-}  // namespace
-
-int oc_eigh_f32(const float* a, float* w, float* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
-                oc_parallel par) {
-  return run(a, w, v, status, batch, n, upper, par);
-}
-
-int oc_eigh_f64(const double* a, double* w, double* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
-                oc_parallel par) {
-  return run(a, w, v, status, batch, n, upper, par);
-}
+#endif  // OC_ISA_PASS

@@ -27,9 +27,9 @@ from .errors import exception_text
 from .inference import infer_outputs
 from .op_table import binding_row
 from .registry import InvalidAttribute, Op, check_text, checked
-from .signatures import accepted, pick
+from .signatures import accepted, pick, type_of
 from .strings import pack
-from .types import ELEMENT_TYPES, name_of_dtype, name_of_enum, numpy_dtype, onnx_enum
+from .types import ELEMENT_TYPES, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
 _TEXT = numpy_dtype("string")  # object: a string output's elements are str
@@ -397,26 +397,12 @@ def _sibling(ops: tuple, inputs, attrs) -> Op:
             i = names.index(k)
             values += [None] * (i + 1 - len(values))
             values[i] = v if values[i] is None else values[i]
-    types = [None if v is None else _type_name(v) for v in values]
+    types = [None if v is None else type_of(v) for v in values]
     got = pick(ops, types)
     if got is None:
         shown = ", ".join("absent" if t is None else t for t in types)
         raise TypeError(f"{ops[0].name}: no declaration takes inputs of types ({shown}); it accepts {accepted(ops)}")
     return got
-
-
-def _type_name(v) -> str:
-    """The element type name of an input value, as a session would see it."""
-    if hasattr(v, "__cuda_array_interface__"):
-        dtype = np.dtype(v.__cuda_array_interface__["typestr"])
-    elif isinstance(v, (str, bytes)):
-        return "string"
-    else:
-        dtype = np.asarray(v).dtype
-    try:
-        return name_of_dtype(dtype)
-    except ValueError:
-        return str(dtype)
 
 
 class _Tensor:

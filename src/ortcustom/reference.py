@@ -5,12 +5,10 @@
 The tests' oracle, and a way to debug a model that uses our ops without ONNX Runtime."""
 from __future__ import annotations
 
-import numpy as np
 from onnx.reference.op_run import OpRun
 
 from .registry import Domain, Op, normalize
-from .signatures import accepted, pick, siblings
-from .types import name_of_dtype
+from .signatures import accepted, pick, siblings, type_of
 
 
 def reference_op(op: Op | tuple[Op, ...], domain: str) -> type[OpRun]:
@@ -24,7 +22,7 @@ def reference_op(op: Op | tuple[Op, ...], domain: str) -> type[OpRun]:
         return _reference(ops[0], domain, lambda inputs: ops[0])
 
     def which(inputs):
-        types = [None if x is None else _type_name(np.asarray(x).dtype) for x in inputs]
+        types = [None if x is None else type_of(x) for x in inputs]
         got = pick(ops, types)
         if got is None:
             names = ", ".join("absent" if t is None else t for t in types)
@@ -33,13 +31,6 @@ def reference_op(op: Op | tuple[Op, ...], domain: str) -> type[OpRun]:
         return got
 
     return _reference(ops[0], domain, which)
-
-
-def _type_name(dtype) -> str:
-    try:
-        return name_of_dtype(dtype)
-    except ValueError:
-        return str(dtype)
 
 
 def _reference(op: Op, domain: str, which) -> type[OpRun]:

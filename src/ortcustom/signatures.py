@@ -7,12 +7,14 @@ types may differ, and no node may match two of them. `Domain.add` checks this (`
 the glue checks what it relies on again (a plain library), and every path picks a node's
 declaration the same way: the first whose signature takes the node's input types (`pick`).
 
-Layer 1: NumPy only."""
+Layer 0 (with the tables): NumPy only."""
 from __future__ import annotations
 
 from typing import Sequence
 
-from .types import canonical
+import numpy as np
+
+from .types import canonical, name_of_dtype
 
 
 def accepts(op, types: Sequence[str | None]) -> bool:
@@ -36,6 +38,21 @@ def accepts(op, types: Sequence[str | None]) -> bool:
         elif not (d.variadic and not d.homogeneous) and binding.setdefault(d.type, canonical(t)) != canonical(t):
             return False
     return True
+
+
+def type_of(value) -> str:
+    """The element type name of an input value as a node would have it (an array, a GPU array, a
+    str or bytes); an unknown dtype's own name (no declaration takes it)."""
+    if hasattr(value, "__cuda_array_interface__"):
+        dtype = np.dtype(value.__cuda_array_interface__["typestr"])
+    elif isinstance(value, (str, bytes)):
+        return "string"
+    else:
+        dtype = np.asarray(value).dtype
+    try:
+        return name_of_dtype(dtype)
+    except ValueError:
+        return str(dtype)
 
 
 def pick(ops: Sequence, types: Sequence[str | None]):

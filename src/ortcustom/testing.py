@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Mapping
+from typing import Iterable, Mapping
 
 import numpy as np
 
@@ -68,16 +68,18 @@ def _value_info(name: str, spec):
 
 def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object], *,
                outputs: Mapping[str, object] | None = None, attrs: Mapping[str, object] | None = None,
-               node_name: str = "n0", domain_version: int | None = None):
+               node_name: str = "n0", domain_version: int | None = None, initializers: Iterable[str] = ()):
     """A one-node model calling `op` of `domain`, loadable by the installed onnxruntime.
 
     `inputs` maps input names, in order, to an array (its type and shape are used), a pair
     `(element type or dtype, shape)` (shape None: unknown rank; dims may be str for symbolic), or
     None for an absent optional input (the node gets "" there). `outputs` likewise; by default the
-    outputs of an `Op` declaration, typed from its constraints, with unknown shapes. A `Domain`'s
-    ONNX schemas are registered with onnx (ortcustom.schemas.register).
+    outputs of an `Op` declaration, typed from its constraints, with unknown shapes. `initializers`:
+    names of `inputs` (given as arrays) that the model holds as initializers, not graph inputs (what
+    `Input(constant=True)` needs). A `Domain`'s ONNX schemas are registered with onnx
+    (ortcustom.schemas.register).
     """
-    from onnx import helper
+    from onnx import helper, numpy_helper
 
     if isinstance(domain, Domain):
         from .schemas import register
@@ -89,7 +91,11 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
     op_name = op.name if isinstance(op, Op) else op
     dom = domain.name if isinstance(domain, Domain) else domain
     version = domain_version or (domain.version if isinstance(domain, Domain) else 1)
-    graph_inputs = [_value_info(n, s) for n, s in inputs.items() if s is not None]
+    initializers = tuple(initializers)
+    for n in initializers:
+        if not isinstance(inputs.get(n), np.ndarray):
+            raise ValueError(f"initializers names {n!r}: give its value in inputs as an array")
+    graph_inputs = [_value_info(n, s) for n, s in inputs.items() if s is not None and n not in initializers]
     node_inputs = [n if s is not None else "" for n, s in inputs.items()]
     while node_inputs and node_inputs[-1] == "":
         node_inputs.pop()
@@ -99,7 +105,8 @@ def make_model(op: Op | str, domain: Domain | str, inputs: Mapping[str, object],
         outputs = {o.name: (_output_type(op, o, inputs), None) for o in op.outputs if not o.optional}
     graph_outputs = [_value_info(n, s) for n, s in outputs.items()]
     node = helper.make_node(op_name, node_inputs, list(outputs), name=node_name, domain=dom, **(attrs or {}))
-    graph = helper.make_graph([node], f"{op_name}_model", graph_inputs, graph_outputs)
+    graph = helper.make_graph([node], f"{op_name}_model", graph_inputs, graph_outputs,
+                              [numpy_helper.from_array(inputs[n], n) for n in initializers])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid(dom, version),
                                                     helper.make_opsetid("", 17)])
     return for_runtime(model)
