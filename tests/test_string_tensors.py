@@ -37,7 +37,9 @@ DECLARATIONS = textwrap.dedent("""
                    native=K + "str_concat")
     StrBad = Op("StrBad", [Input("X", "string")], [Output("Y", "string", shape="X"), Output("F", "float", shape="X")],
                 attrs=[Attr("how", "int")], native=K + "str_bad")
-    domain = Domain("textops").add(StrUpper, StrLen, StrSplit, StrConcat, StrBad)
+    StrSlice = Op("StrSlice", [Input("X", "string")], [Output("Y", "string", shape="X")],
+                  attrs=[Attr("start", "int", 0), Attr("size", "int", 1 << 40)], native=K + "str_slice")
+    domain = Domain("textops").add(StrUpper, StrLen, StrSplit, StrConcat, StrBad, StrSlice)
 """)
 PATHS = ["session", "library", pytest.param("c_host", marks=pytest.mark.skipif(
     no_c_library_reason() is not None, reason=str(no_c_library_reason()))), "direct"]
@@ -195,6 +197,49 @@ def test_bytes_that_are_not_utf8_in_an_input_are_refused(textops):
         m = make_model(pkg.StrLen, pkg.domain, {"X": bad})
         r = run_host(m, {"X": bad}, libraries=[lib])
         assert r.returncode == 5 and "StrLen (node 'n0'): input X element 1 is not UTF-8 (byte 3 is 0xc3)" in r.error
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_slice_of_an_input_is_set_unless_it_cuts_a_character(path, textops, tmp_path):
+    """A kernel may set an output to input bytes (not checked again: they were): all of an element,
+    or a part that starts and ends at a character's edge; a part that cuts a character is refused."""
+    pkg, lib = textops
+    x = np.array(["h\u00e9llo", "a\u00e9b", "", "\U0001f600!"], dtype=object)
+    assert outcome(path, pkg, lib, pkg.StrSlice, {"X": x}, tmp_path) == ("ok", [x.tolist()])
+    assert outcome(path, pkg, lib, pkg.StrSlice, {"X": x[:3]}, tmp_path, {"start": 1, "size": 2}) == (
+        "ok", [["\u00e9", "\u00e9", ""]])
+    y = np.array(["abcdef", "\u4e16\u754c"], dtype=object)
+    for xs, start, size, err in [(x, 2, 3, "element 0: the kernel set bytes that are not UTF-8 (byte 0 is 0xa9)"),
+                                 (x, 0, 2, "element 0: the kernel set bytes that are not UTF-8 (byte 1 is 0xc3)"),
+                                 (y, 4, 2, "element 1: the kernel set bytes that are not UTF-8 (byte 0 is 0x95)")]:
+        kind, got = outcome(path, pkg, lib, pkg.StrSlice, {"X": xs}, tmp_path, {"start": start, "size": size})
+        assert kind == "error" and "StrSlice" in got and err in got, (start, size, got)
+
+
+@pytest.mark.parametrize("pre", range(4))
+def test_long_inputs_are_checked_in_pieces_cut_at_characters(pre, textops):
+    """Past a megabyte an input is checked in pieces (on the pool): each cut moved to a character's
+    start, so a character across a cut is whole; a bad byte far in is found and named as ever."""
+    pkg, lib = textops
+    text = "a" * pre + "\U0001f600" * 400_000 + "\u00e9" * 3  # 1.6 MB: cuts inside characters
+    x = np.array([text, "x", text[:1_100_001]], dtype=object)
+    assert kernels.call(pkg.StrLen, x).tolist() == [len(e.encode()) for e in x]
+    assert kernels.call(pkg.StrSlice, x, start=pre, size=8).tolist() == [e.encode()[pre:pre + 8].decode() for e in x]
+    raw = [e.encode() for e in x]
+    for j, k in [(0, 175_000), (0, 300_000), (2, 290_000)]:  # the k-th emoji made "\xffabc"
+        at = pre + 4 * k
+        bad = list(raw)
+        bad[j] = raw[j][:at] + b"\xffabc" + raw[j][at + 4:]
+        with pytest.raises(ValueError, match=rf"StrLen: input X element {j} is not UTF-8 \(byte {at} is 0xff\)"):
+            kernels.call(pkg.StrLen, np.array(bad, dtype=object))
+    so = ortcustom.session_options(pkg.domain)
+    so.intra_op_num_threads = 2
+    sess = ort.InferenceSession(make_model(pkg.StrLen, pkg.domain, {"X": x}).SerializeToString(), so, providers=CPU)
+    assert sess.run(None, {"X": x})[0].tolist() == [len(e.encode()) for e in x]
+    if no_c_library_reason() is None and pre == 1:  # a session's input, bytes as they are: from C
+        bad = np.array([raw[0], raw[1], raw[2][:-4] + b"\xf0\x9f\x98"], dtype=object)  # the last character cut
+        r = run_host(make_model(pkg.StrLen, pkg.domain, {"X": x}), {"X": bad}, libraries=[lib], threads=2)
+        assert r.returncode == 5 and f"input X element 2 is not UTF-8 (byte {len(raw[2]) - 4} is 0xf0)" in r.error
 
 
 def test_a_string_where_a_number_is_declared_and_the_reverse(textops):

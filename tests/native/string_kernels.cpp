@@ -93,6 +93,23 @@ int str_concat(oc::Context& ctx) {
   return OC_OK;
 }
 
+// Y = each element's bytes [start, start + size) (clipped to the element), set straight from the
+// input's memory: a slice of checked input is not checked again unless it may cut a character.
+const oc_attr_spec kSliceAttrs[] = {{"start", OC_ATTR_INT}, {"size", OC_ATTR_INT}, {nullptr, 0}};
+constexpr oc::Spec kSliceSpec = {kX, kY, kSliceAttrs, OC_SIGNATURES(kStrStr), nullptr};
+int str_slice(oc::Context& ctx) {
+  const oc_tensor& x = ctx.input(0);
+  oc_string* y;
+  if (int rc = ctx.output(0, x, &y)) return rc;
+  const oc_string* s = ctx.data<oc_string>(0);
+  for (int64_t j = 0; j < x.size; ++j) {
+    const int64_t from = ctx.attr_int(0) < s[j].size ? ctx.attr_int(0) : s[j].size;
+    const int64_t size = ctx.attr_int(1) < s[j].size - from ? ctx.attr_int(1) : s[j].size - from;
+    if (int rc = ctx.set_string(0, j, s[j].data + from, size)) return rc;
+  }
+  return OC_OK;
+}
+
 // Broken on purpose, by `how`: 0 sets bytes that are not UTF-8, 1 an element past the end, 2 an
 // element of a float output, 3 a string before allocating the output, 4 a negative size; 5 sets
 // element 0 with a NUL inside ("a\0b").
@@ -126,3 +143,4 @@ OC_KERNEL(str_len, cpu, kLenSpec, str_len)
 OC_KERNEL(str_split, cpu, kSplitSpec, str_split)
 OC_KERNEL(str_concat, cpu, kConcatSpec, str_concat)
 OC_KERNEL(str_bad, cpu, kBadSpec, str_bad)
+OC_KERNEL(str_slice, cpu, kSliceSpec, str_slice)

@@ -88,8 +88,9 @@ int string_split(oc::Context& ctx) {
     indices[2 * t] = tokens[t].row;
     indices[2 * t + 1] = tokens[t].col;
   }
-  // the tokens' bytes are copied into ORT's elements: the copying is the work, shared by the pool
-  constexpr int64_t kPerTask = 256;
+  // the tokens' bytes are copied into ORT's elements (slices of the input: not checked again), shared
+  // by the pool in tasks of a millisecond or so (less is done sooner here than handed to a busy pool)
+  constexpr int64_t kPerTask = 1 << 15;
   ctx.parallel_for(static_cast<size_t>((n + kPerTask - 1) / kPerTask), [&](size_t task) {
     const int64_t end = std::min<int64_t>(n, (static_cast<int64_t>(task) + 1) * kPerTask);
     for (int64_t t = static_cast<int64_t>(task) * kPerTask; t < end; ++t)

@@ -105,7 +105,11 @@ def test_split_many_rows_on_the_pool():
 
 
 REGEX_CASES = [(r"(b)", r"<\1>"), (r"[aeiou]+", "_"), (r"(\w+)@(\w+)", r"\2 at \1"), (r"\s+", " "),
-               (r"x*", "-"), (r"^", ">"), (r"\d", r"[\0]"), (r"dollar", r"$1\\")]
+               (r"x*", "-"), (r"^", ">"), (r"\d", r"[\0]"), (r"dollar", r"$1\\"),
+               # where a match can start is read off the pattern (a leading byte or class, required)
+               # or not (alternation, an optional first atom)
+               (r"[a-c]x?", "#"), (r"l+o", r"\0!"), ("é", "E"), (r"[-.]", "~"), (r"a|o", "0"), (r"o?b", "B"),
+               (r"b{0,1}c", "C")]
 REGEX_TEXT = np.array(["abc abc", "xbz", "", "mail me: joe@example now", "  spaced \t out  ",
                        "digits 0123 and 45", "dollar bills", "héllo wörld"] * 3, dtype=object)
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomic>
 #include <exception>
 
 namespace oc_glue {
@@ -158,7 +159,7 @@ int Run::host_set_string(oc_context* ctx, int32_t i, int64_t index, const char* 
   if (size < 0 || (size > 0 && bytes == nullptr))
     return r->fail(OC_FAIL, format("oc_set_string: output %s element %lld: the kernel gave %s", name,
                                    (long long)index, size < 0 ? "a negative size" : "no bytes"));
-  const int64_t bad = utf8_error_at(bytes, size);
+  const int64_t bad = r->within_checked(bytes, size) || utf8_valid(bytes, size) ? -1 : utf8_error_at(bytes, size);
   if (bad >= 0)
     return r->fail(OC_FAIL, format("output %s element %lld: the kernel set bytes that are not UTF-8 (byte %lld is "
                                    "0x%02x)", name, (long long)index, (long long)bad,
@@ -249,21 +250,94 @@ int Run::host_config(oc_context* ctx, const char* key, const char** value) {
   return OC_OK;
 }
 
+namespace {
+// One stretch of a string input checked at once: elements k..end whose bytes follow each other
+// (each one's NUL, then the next one: how both front ends lay them out), with the NULs between.
+struct Span {
+  const char* begin;
+  const char* end;
+};
+
+struct SpanCheck {
+  const Span* spans;
+  std::atomic<bool>* bad;
+  static void task(void* arg, size_t i) {
+    const SpanCheck* c = static_cast<const SpanCheck*>(arg);
+    const Span& s = c->spans[i];
+    if (!utf8_valid(s.begin, s.end - s.begin)) c->bad->store(true, std::memory_order_relaxed);
+  }
+};
+}  // namespace
+
 int Run::check_string_inputs() {
+  checked_.clear();
+  std::vector<Span> pieces;
+  bool bad = false;
+  for (int32_t i = 0; i < c.n_inputs && !bad; ++i) {
+    const oc_tensor& t = c.inputs[i];
+    if (!t.present || t.dtype != OC_STRING || t.size == 0) continue;
+    const oc_string* s = static_cast<const oc_string*>(t.data);
+    // The input's elements, as few stretches as they allow (one, as both front ends lay them out).
+    // The NULs between are UTF-8 too, and stop a character cut short at an element's end.
+    int64_t j = 0;
+    while (j < t.size) {
+      const char* begin = s[j].data;
+      const char* end = s[j].data + s[j].size;
+      for (++j; j < t.size && s[j].data == end + 1 && *end == 0; ++j) end = s[j].data + s[j].size;
+      if (end - begin < kCheckPiece) {
+        if (!utf8_valid(begin, end - begin)) {
+          bad = true;
+          break;
+        }
+        if (checked_.size() < kMaxChecked) checked_.push_back({begin, end});
+        continue;
+      }
+      // a long stretch: pieces for the intra-op pool, each cut before a character's first byte
+      // (a piece that starts inside one is refused: its first byte is one no character starts with)
+      const char* p = begin;
+      while (p < end) {
+        const char* q = end - p > kCheckPiece ? p + kCheckPiece : end;
+        for (int k = 0; k < 3 && q < end && (static_cast<unsigned char>(*q) & 0xC0) == 0x80; ++k) ++q;
+        pieces.push_back({p, q});
+        p = q;
+      }
+      if (checked_.size() < kMaxChecked) checked_.push_back({begin, end});
+    }
+  }
+  if (!bad && !pieces.empty()) {
+    std::atomic<bool> any{false};
+    SpanCheck check = {pieces.data(), &any};
+    if (pieces.size() == 1) SpanCheck::task(&check, 0);
+    else run_tasks(pieces.size(), &SpanCheck::task, &check);
+    bad = any.load();
+  }
+  if (!bad) return OC_OK;
+  checked_.clear();
+  // Something is not UTF-8: find the first element that is not, element by element, for the message.
   for (int32_t i = 0; i < c.n_inputs; ++i) {
     const oc_tensor& t = c.inputs[i];
     if (!t.present || t.dtype != OC_STRING) continue;
     const oc_string* s = static_cast<const oc_string*>(t.data);
     for (int64_t j = 0; j < t.size; ++j) {
-      const int64_t bad = utf8_error_at(s[j].data, s[j].size);
-      if (bad >= 0)
+      const int64_t at = utf8_error_at(s[j].data, s[j].size);
+      if (at >= 0)
         return fail(OC_INVALID_ARGUMENT,
                     format("input %s element %lld is not UTF-8 (byte %lld is 0x%02x)",
-                           op_->inputs[i < op_->n_inputs ? i : op_->n_inputs - 1].name, (long long)j, (long long)bad,
-                           (unsigned)(unsigned char)s[j].data[bad]));
+                           op_->inputs[i < op_->n_inputs ? i : op_->n_inputs - 1].name, (long long)j, (long long)at,
+                           (unsigned)(unsigned char)s[j].data[at]));
     }
   }
-  return OC_OK;
+  return OC_OK;  // only a byte between elements was not (elements not laid out with NULs between)
+}
+
+bool Run::within_checked(const char* bytes, int64_t size) const {
+  for (const auto& r : checked_)
+    if (bytes >= r.first && bytes <= r.second && size <= r.second - bytes) {
+      // A slice of checked UTF-8 is UTF-8 when it starts and ends at a character's edge.
+      const auto cont = [](const char* p) { return (static_cast<unsigned char>(*p) & 0xC0) == 0x80; };
+      return size == 0 || (!cont(bytes) && (bytes + size == r.second || !cont(bytes + size)));
+    }
+  return false;
 }
 
 int Run::compute() {

@@ -72,8 +72,14 @@ class Run {
   // the element type of output i (c.output_dtypes; else c.dtypes, a variadic output's tensors sharing its entry)
   int32_t output_dtype(int32_t i) const;
   const char* output_name(int32_t i) const;
-  // every element of every string input is UTF-8 (else an error naming the input and element)
+  // every element of every string input is UTF-8 (else an error naming the input and element);
+  // long inputs in pieces of kCheckPiece bytes on the intra-op pool
   int check_string_inputs();
+  // whether bytes[0..size) is a slice of the string inputs' checked bytes that is UTF-8 as it is
+  // (a kernel setting an output to an input element, or part of one: no second check)
+  bool within_checked(const char* bytes, int64_t size) const;
+  enum : int64_t { kCheckPiece = 1 << 20 };
+  enum : size_t { kMaxChecked = 8 };  // stretches kept for within_checked (elements laid out apart: the first few)
 
   const oc_op_def* op_;
   const oc_kernel* kernel_;
@@ -105,6 +111,8 @@ class Run {
   // per output, its element count once allocated as a string output (-1: none such); sized by
   // oc_output, which tasks never call, and only read by set_string
   std::vector<int64_t> string_count_;
+  // the string inputs' bytes that check_string_inputs found UTF-8, per stretch (from, to)
+  std::vector<std::pair<const char*, const char*>> checked_;
   bool allocated(int32_t i) const {
     return i < 64 ? (allocated_ >> i) & 1 : (size_t)i - 64 < allocated_more_.size() && allocated_more_[(size_t)i - 64];
   }

@@ -162,8 +162,10 @@ typedef struct oc_host {
   /* Records the error message (copied) and returns `code`: `return oc_fail(ctx, ...)`. */
   int (*fail)(oc_context* ctx, int code, const char* message);
   /* Sets element `index` of string output i (allocated with oc_output) to `size` bytes copied from
-     `bytes` (UTF-8; anything else is an error naming the output and the element). Thread-safe for
-     distinct elements: parallel_for tasks may call it. */
+     `bytes` (UTF-8; anything else is an error naming the output and the element). Bytes inside a
+     string input's elements (an element, or a part of one that starts and ends at a character's
+     edge) are known UTF-8 and not checked again: set an unchanged element from the input itself.
+     Thread-safe for distinct elements: parallel_for tasks may call it. */
   int (*set_string)(oc_context* ctx, int32_t i, int64_t index, const char* bytes, int64_t size);
   /* The session's configuration entry `key` (*value NULL when it is unset; valid while the kernel
      lives). By ONNX Runtime's convention an op's own entries are "custom_op.<op name>.<key>"
