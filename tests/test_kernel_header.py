@@ -52,6 +52,17 @@ def test_a_kernel_reads_every_attribute_kind_and_input_by_its_declared_name(tmp_
     np.testing.assert_array_equal(kernels.call(op, x.astype(np.float64)), x.astype(np.float64) * 8.75)
     with pytest.raises(TypeError, match="accepts"):
         kernels.call(op, x.astype(np.int64))
+    # A call remembers its attribute checks by value (kernels.attr_key): True is not 1 there (a bool is
+    # no int attribute), a float is keyed by its bits (-0.0 == 0.0 in Python), and a value that failed
+    # is checked, and refused, every time.
+    for _ in range(2):
+        np.testing.assert_array_equal(kernels.call(op, x, k=1), x * np.float32(7.75))
+        with pytest.raises(TypeError, match="attribute k: expected an int, got True"):
+            kernels.call(op, x, k=True)
+        with pytest.raises(TypeError, match="attribute f"):
+            kernels.call(op, x, f="1")
+    assert kernels.attr_key("f", -0.0) != kernels.attr_key("f", 0.0)
+    assert kernels.attr_key("fs", [0.5]) is None  # (lists: checked every call)
 
 
 @pytest.mark.parametrize("change, error", [

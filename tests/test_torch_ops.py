@@ -102,6 +102,11 @@ def test_bad_attribute_is_invalid_attribute_naming_op_attribute_and_argument():
                                                r"must be >= 0 \(from ortcustom::group_norm argument 'eps'\)$"):
         torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, float("nan"))
     assert issubclass(InvalidAttribute, ValueError)
+    # a valid value is remembered as checked (kernels.attr_key), a refused one never: refused every call
+    for _ in range(2):
+        torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, 0.5)
+        with pytest.raises(InvalidAttribute, match="epsilon=-0.5 is invalid"):
+            torch.ops.ortcustom.group_norm(torch.ones(2, 4, 3), 2, None, None, -0.5)
 
 
 def test_non_cpu_tensors_raise_not_implemented():
@@ -111,7 +116,7 @@ def test_non_cpu_tensors_raise_not_implemented():
     with pytest.raises(NotImplementedError, match=r"ortcustom::inverse has no META kernel \(ortcustom has no META"):
         torch_ops._operand("inverse", "x", torch.empty(3, 3, device="meta"))
     # a CUDA tensor (torch.device only: this torch has no CUDA): refused unless built with CUDA
-    cuda_tensor = types.SimpleNamespace(device=torch.device("cuda", 0))
+    cuda_tensor = types.SimpleNamespace(device=torch.device("cuda", 0), is_cpu=False)
     if ortcustom.build_info()["cuda"]:
         torch_ops._check_device("group_norm", "input", cuda_tensor)  # our CUDA kernels take it
     else:

@@ -12,6 +12,12 @@ cdef class DirectKernel:
         oc_direct_destroy(self.k)
 
 
+def address(cnp.ndarray a):
+    """A NumPy array's data pointer: a.ctypes.data without building a ctypes object (~1.5 us of
+    each direct call's input and output otherwise)."""
+    return <size_t>cnp.PyArray_DATA(a)
+
+
 cdef dict _direct_kernels = {}
 _direct_lock = threading.Lock()
 _ERRORS = {OC_INVALID_ARGUMENT: ValueError, OC_OUT_OF_MEMORY: MemoryError}

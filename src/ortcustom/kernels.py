@@ -36,6 +36,7 @@ from .strings import pack
 from .types import ELEMENT_TYPES, canonical, name_of_dtype, name_of_enum, numpy_dtype, onnx_enum
 
 _TYPE_OF_DTYPE = {t.numpy: name for name, t in ELEMENT_TYPES.items() if t.numpy is not None}
+_ENUM = {name: onnx_enum(name) for name in ELEMENT_TYPES}
 _TEXT = numpy_dtype("string")  # object: a string output's elements are str
 
 _CPU, _CUDA = 0, 1
@@ -75,7 +76,7 @@ class _Operand:
                 raise ValueError(f"{op.name}: {decl.name} must be C-contiguous")
             self.device = _CUDA
         else:
-            if hasattr(value, "__cuda_array_interface__"):
+            if type(value) is not np.ndarray and hasattr(value, "__cuda_array_interface__"):
                 raise ValueError(f"{op.name}: {decl.name} is on a GPU; " + (
                     "it must stay in host memory (declared cpu=True)" if decl.cpu else
                     "give all inputs on the same device"))
@@ -85,12 +86,13 @@ class _Operand:
             if not arr.flags.c_contiguous:
                 arr = np.ascontiguousarray(arr)
             self.value, self.dtype, self.shape = arr, arr.dtype, arr.shape
-            self.ptr = arr.ctypes.data
             self.device = _CPU
             if arr.dtype.kind in "USO":  # text: the kernel reads oc_string elements (kernel.h)
                 self.keep = _pack_strings(op, decl, arr)
-                self.ptr, self.nbytes, self.type = self.keep[1].ctypes.data if arr.size else 0, 0, "string"
+                self.ptr, self.nbytes, self.type = _customop.address(self.keep[1]) if arr.size else 0, 0, "string"
                 return
+            self.ptr, self.nbytes, self.type = _customop.address(arr), arr.nbytes, _TYPE_OF_DTYPE.get(arr.dtype)
+            return
         self.nbytes = math.prod(self.shape) * self.dtype.itemsize
         self.type = _TYPE_OF_DTYPE.get(self.dtype)
 
@@ -188,7 +190,8 @@ def _describe_out(a, device):
         return cai["data"][0], shape, dt, ok
     if not isinstance(a, np.ndarray):
         return 0, None, None, False
-    return a.ctypes.data, a.shape, a.dtype, a.flags.c_contiguous and a.flags.writeable
+    flags = a.flags
+    return _customop.address(a), a.shape, a.dtype, flags.c_contiguous and flags.writeable
 
 
 def _empty(like, shape, dtype, device):
@@ -267,6 +270,33 @@ class _Plan:
         self.rules = any(callable(o.shape) for o in op.outputs)  # shape rules: the kernel is held to them
         self.rows = {}  # (binding, out_types) -> (type row, per output tensor its dtype)
         self.constants = tuple(i for i, d in enumerate(self.decls) if d.constant)  # read by the kernel's create
+        self.attr_order = tuple(sorted(self.attrs))  # the kernel cache's key: (name, value) pairs in this order
+        self.tensors = frozenset(a.name for a in op.attrs if a.kind == "tensor")
+        self.checked = {}  # (name, type, value) -> _checked_attr's value, for hashable values
+
+    def attr_value(self, op: Op, a, v):
+        """_checked_attr(op, a, v), remembered for a scalar v (a call's attributes repeat); a float by
+        its bits (-0.0 == 0.0), anything else checked every time."""
+        key = attr_key(a.name, v)
+        if key is None:
+            return _checked_attr(op, a, v)
+        got = self.checked.get(key)
+        if got is None:
+            got = _checked_attr(op, a, v)
+            if len(self.checked) < 256:
+                self.checked[key] = got
+        return got
+
+
+def attr_key(name: str, v):
+    """What identifies an attribute value for remembering its check: scalars only, a float by its
+    bits (-0.0 == 0.0 otherwise); None for anything else (checked every time)."""
+    t = type(v)
+    if t is float:
+        return (name, t, v.hex())
+    if t in (int, bool, str, bytes):
+        return (name, t, v)
+    return None
 
 
 def _inplace(addr):
@@ -324,7 +354,7 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
         raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
     inputs = list(inputs) + [None] * (len(decls) - len(inputs))
-    for k in [k for k in attrs if k in plan.by_keyword]:  # an input by keyword
+    for k in [k for k in attrs if k in plan.by_keyword] if attrs else ():  # an input by keyword
         i = plan.by_keyword[k]
         if inputs[i] is not None:
             raise TypeError(f"{name}: input {k} given twice")
@@ -335,7 +365,7 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
         if v is None:
             if not d.optional:
                 raise TypeError(f"{name}: input {d.name} is required")
-        elif not d.cpu and hasattr(v, "__cuda_array_interface__"):
+        elif type(v) is not np.ndarray and not d.cpu and hasattr(v, "__cuda_array_interface__"):
             device = _CUDA
     if not (kernel.cuda if device == _CUDA else kernel.cpu):
         kind = "CUDA" if device == _CUDA else "CPU"
@@ -370,7 +400,7 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
         a = plan.attrs.get(k)
         if a is None:
             raise TypeError(f"{name}: no attribute {k!r}; attributes: {list(plan.attrs)}")
-        values[k] = _checked_attr(op, a, v)
+        values[k] = plan.attr_value(op, a, v)
     for k, a in plan.attrs.items():
         if k not in values:
             raise TypeError(f"{name}: attribute {k} ({a.kind}) is required")
@@ -386,15 +416,15 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
     c = _Call(op, out_dtypes, like, device, device_id, s, given, plan.inplace[device], operands)
     if given is not None:
         c.check_overlaps()
-    desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, onnx_enum(x.type), x.device, 1)
+    desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, _ENUM[x.type], x.device, 1)
             for x in operands]
     outs = None
     if plan.rules:  # what the rules say of these shapes (their errors name the op)
         outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
                              lambda: values)
     consts = tuple(_value_key(operands[i]) for i in plan.constants) if plan.constants else None
-    keyed = {k: _Tensor(v) if isinstance(v, np.ndarray) else v for k, v in values.items()}  # (tensor attributes)
-    _customop.run_direct(plan.op_def, device, row, c, desc, tuple(sorted(keyed.items())),
+    keyed = tuple((k, _Tensor(values[k]) if k in plan.tensors else values[k]) for k in plan.attr_order)
+    _customop.run_direct(plan.op_def, device, row, c, desc, keyed,
                          threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)

@@ -38,9 +38,11 @@ from .types import ATTR_KINDS, element_type
 def _check_device(op: str, name: str, t: torch.Tensor, kernel=None) -> None:
     """CPU always; CUDA when the op's kernel (default: ortcustom's own) has a CUDA entry; anything
     else: NotImplementedError."""
+    if t.is_cpu:
+        return
     dev = t.device.type
     cuda = bool(kernel.cuda) if kernel is not None else kernels.builtin_cuda()
-    if dev == "cpu" or (dev == "cuda" and cuda):
+    if dev == "cuda" and cuda:
         return
     why = (kernels.no_cuda_reason(kernel) if dev == "cuda" else f"ortcustom has no {dev.upper()} kernels")
     raise NotImplementedError(
@@ -54,8 +56,11 @@ def _operand(op: str, name: str, t: torch.Tensor, accepts=None, kernel=None):
     if accepts is not None and t.dtype not in accepts:
         raise TypeError(f"ortcustom::{op}: {name} has dtype {t.dtype}; accepts "
                         f"{', '.join(str(d).replace('torch.', '') for d in accepts)}")
-    t = t.detach().contiguous()
-    return t.numpy() if t.device.type == "cpu" else t
+    if t.requires_grad:
+        t = t.detach()
+    if not t.is_contiguous():
+        t = t.contiguous()
+    return t.numpy() if t.is_cpu else t
 
 
 def _torch_dtype(type_name: str):
@@ -134,22 +139,31 @@ def _eager(op: Op, sig: _Signature):
         types = op.types.get(i.type, (i.type,))
         accepts[i.name] = tuple(d for d in (_torch_dtype(t) for t in types) if d is not None)
 
+    passed = set()  # attribute values already checked (kernels.attr_key): a model's calls repeat them
+    bound = []  # op.kernel, found on the first call
+
     def impl(*args):
         inputs = [None] * len(op.inputs)
         attrs = {}
         device = None
+        if not bound:
+            bound.append(op.kernel)
         for (tname, decl, idx), v in zip(sig.args, args):
             if idx is None:
-                try:  # as ortcustom.export checks it: the same error, whichever exporter traces this
-                    checked(attr_decls[decl], v)
-                except InvalidAttribute as e:
-                    raise InvalidAttribute(f"{op.torch}: {op.name} {e} (from {op.torch} argument {tname!r})") from None
+                key = kernels.attr_key(decl, v)
+                if key is None or key not in passed:
+                    try:  # as ortcustom.export checks it: the same error, whichever exporter traces this
+                        checked(attr_decls[decl], v)
+                    except InvalidAttribute as e:
+                        raise InvalidAttribute(f"{op.torch}: {op.name} {e} (from {op.torch} argument {tname!r})") from None
+                    if key is not None and len(passed) < 256:
+                        passed.add(key)
                 attrs[decl] = v
             elif v is not None:
                 if device is not None and v.device != device:
                     raise ValueError(f"ortcustom::{short}: {tname} is on {v.device}, the first tensor on {device}")
                 device = device or v.device
-                inputs[idx] = _operand(short, tname, v, accepts[decl], op.kernel)
+                inputs[idx] = _operand(short, tname, v, accepts[decl], bound[0])
         out = kernels.call(op, *inputs, **attrs)
         outs = out if isinstance(out, tuple) else (out,)
         res = tuple(torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outs)
