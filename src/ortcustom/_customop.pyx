@@ -15,15 +15,12 @@ from libc.string cimport memset
 
 from ortcustom._ort cimport *
 from ortcustom._kernel cimport *
-cimport numpy as cnp
 
 import contextlib
 import threading
 
 from .op_table import lower
 from .types import name_of_enum
-
-cnp.import_array()
 
 ORT_API_VERSION = ORTCUSTOM_ORT_API_VERSION
 ABI_VERSION = OC_ABI_VERSION
