@@ -5,6 +5,8 @@ a Python kernel gets `out_dtypes=` and must return arrays of those dtypes), in a
 native kernels) and a plain library (a Python process without ortcustom, a C host); a direct call
 takes the types as `out_types=`. A model that gives such a tensor no type, or one the op does not
 take, is refused naming the op, the node and the output."""
+import dataclasses
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -205,3 +207,18 @@ def test_declarations():
     with pytest.raises(ValueError, match=r"torch='x::splat': output 'ys' is variadic with homogeneous=False"):
         Op("Splat", [Input("X", "float")], [Output("ys", "T", variadic=True, homogeneous=False)],
            types={"T": decl.MIXED}, native="registration_ops:splat", torch="x::splat")
+
+
+def test_reference_ops_refuses_a_compute_function_that_needs_the_nodes_output_types():
+    # onnx.reference hands an op its inputs, never the node's output types: clear, at once
+    with pytest.raises(ValueError, match=r"op 'Splat': its compute function takes out_dtypes .* give the op a "
+                                         r"reference= function"):
+        ortcustom.reference_ops(ortcustom.Domain("t").add(python_splat()))
+    # a reference that picks its types itself runs
+    from onnx.reference import ReferenceEvaluator
+
+    op = dataclasses.replace(python_splat(), reference=lambda X: (X.astype(np.int64), X + 1))
+    d = Domain("test.hetout.ref").add(op)
+    model = make_model(op, d, FEEDS, outputs=outputs(("int64", "float")))
+    got = ReferenceEvaluator(model, new_ops=ortcustom.reference_ops(d)).run(None, FEEDS)
+    check(got, ("int64", "float"))

@@ -5,6 +5,8 @@
 The tests' oracle, and a way to debug a model that uses our ops without ONNX Runtime."""
 from __future__ import annotations
 
+import inspect
+
 from onnx.reference.op_run import OpRun
 
 from .registry import Domain, Op, normalize
@@ -18,6 +20,10 @@ def reference_op(op: Op | tuple[Op, ...], domain: str) -> type[OpRun]:
     for o in ops:
         if (o.reference or o.compute) is None:
             raise ValueError(f"op {o.name!r} has no reference implementation")
+        if o.reference is None and "out_dtypes" in inspect.signature(o.compute).parameters:
+            raise ValueError(f"op {o.name!r}: its compute function takes out_dtypes (each output tensor's type, "
+                             f"from the node), which onnx.reference does not hand an op; give the op a "
+                             f"reference= function that chooses its outputs' types itself")
     if len(ops) == 1:
         return _reference(ops[0], domain, lambda inputs: ops[0])
 
