@@ -340,22 +340,34 @@ def _extensions_lib() -> str:
     return _EXT_LIB
 
 
-def _quiet(fn):
-    """fn() with the process's stdout and stderr (file descriptors 1, 2) sent to /dev/null: MKL
-    prints its errors there, once per matrix."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    null = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(null, 1)
-        os.dup2(null, 2)
-        return fn()
-    finally:
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved + [null]:
-            os.close(fd)
+_TORCH_INV_CHILD = """
+import sys, numpy as np, torch
+torch.set_num_threads(int(sys.argv[2]))
+try:
+    torch.linalg.inv(torch.from_numpy(np.load(sys.argv[1])))
+except RuntimeError as e:
+    print(str(e).splitlines()[0][:90])
+"""
+
+
+def _torch_inv_fails(x, timeout: float = 60.0) -> str:
+    """Why torch.linalg.inv(x) on THREADS threads cannot be timed ('' if it runs), tried in a child
+    process: torch 2.13.0's CPU wheel at 16x256 float32 on 2 threads (MKL's getrf inside torch's
+    parallel loop) raises an MKL SLASWP error on AMD and never returns on Intel Ice Lake."""
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "x.npy")
+        np.save(path, x)
+        try:
+            r = subprocess.run([sys.executable, "-c", _TORCH_INV_CHILD, path, str(THREADS)],
+                               capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return f"no result in {timeout:.0f} s (hangs in MKL's getrf)"
+    if r.returncode != 0:
+        return f"the process died ({r.returncode})"
+    return r.stdout.strip()
 
 
 def make_impl(case: Case, key: str) -> Impl:
@@ -415,11 +427,10 @@ def make_impl(case: Case, key: str) -> Impl:
         if case.group == "inverse":
             if case.dtype == "float16":
                 raise Unavailable("n/a: torch.linalg.inv has no float16 on CPU")
+            why = _torch_inv_fails(feeds["X"])
+            if why:
+                raise Unavailable(f"torch.linalg.inv fails here: {why}")
             xt = torch.from_numpy(feeds["X"])
-            try:
-                _quiet(lambda: torch.linalg.inv(xt))
-            except RuntimeError as e:  # torch 2.13.0's CPU wheel at 16x256: an MKL SLASWP error
-                raise Unavailable(f"torch.linalg.inv fails here: {str(e).splitlines()[0][:90]}") from None
             return Impl(key, label, lambda: torch.linalg.inv(xt))
         xt, st, bt = (torch.from_numpy(feeds[n]) for n in ("X", "scale", "bias"))
         gn = torch.nn.functional.group_norm

@@ -60,6 +60,35 @@ def test_stable_on_large_groups_with_offset():
     np.testing.assert_allclose(y, ref, atol=2e-3)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("where", ["fresh", "unaligned", "in_place"])
+@pytest.mark.parametrize("shape, groups", [((2, 64, 97, 89), 16), ((1, 2, 1031, 1021), 1)])
+def test_large_outputs_stored_past_the_caches(dtype, where, shape, groups):
+    # outputs from 4 MiB are stored non-temporally (kernels/cpu/group_norm.cpp), in whole groups
+    # per task (the first shape) or in chunks of one large group (the second); odd spatial sizes
+    # leave channel rows at every alignment, and an output one element past an aligned one, or
+    # the input itself, must come out the same
+    from ortcustom import kernels
+
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 2 + 5).astype(dtype)
+    x0 = x.copy()
+    scale, bias = rng.standard_normal(shape[1]).astype(dtype), rng.standard_normal(shape[1]).astype(dtype)
+    ref = GroupNorm.reference(x.astype(np.float64), np.array(groups), scale.astype(np.float64), bias.astype(np.float64))
+    if where == "fresh":
+        y = kernels.group_norm(x, groups, scale, bias)
+    elif where == "unaligned":
+        out = np.full(x.size + 1, np.nan, dtype)[1:].reshape(shape)
+        y = kernels.group_norm(x, groups, scale, bias, out=out)
+        assert y is out
+    else:
+        y = kernels.group_norm(x, groups, scale, bias, out=x)
+        assert y is x
+    rtol, atol = TOL[dtype]
+    np.testing.assert_allclose(y, ref, rtol=rtol * 10, atol=atol * 10)
+    np.testing.assert_array_equal(run(x0, groups, scale, bias), y)  # a session: the same bits
+
+
 def test_tiny_groups_and_constant_input():
     x = np.full((2, 4, 1), 7.0, np.float32)  # zero variance: (x - mean) = 0, finite output
     np.testing.assert_array_equal(run(x, 4), np.zeros_like(x))
