@@ -110,6 +110,30 @@ def fma_peak(threads: int, seconds: float = 0.05, reps: int = 3) -> float:
     return best
 
 
+def noise(reps: int, rep_time: float, pause: float) -> float:
+    """Slowest / fastest of `reps` timings of one fixed piece of work (the FMA loop, about
+    `rep_time` long, on one thread), each after `pause` seconds idle, as the runner times each rep:
+    the spread the machine itself adds (a shared VM's other tenants, clock changes), under which no
+    impl's spread can be expected to fall."""
+    fn = _fma_loop()
+    iters = 1000
+    while True:
+        t = time.perf_counter()
+        fn(iters)
+        t = time.perf_counter() - t
+        if t >= rep_time / 4 or iters > 1 << 40:
+            break
+        iters *= 4
+    iters = max(1, int(iters * rep_time / max(t, 1e-9)))
+    times = []
+    for _ in range(max(2, reps)):
+        time.sleep(pause)
+        t = time.perf_counter()
+        fn(iters)
+        times.append(time.perf_counter() - t)
+    return max(times) / min(times)
+
+
 def inverse_flops(n: int) -> float:
     """Flops of one n x n inverse as the goal counts them (LU + triangular inversion, or
     Gauss-Jordan): 2 n^3."""

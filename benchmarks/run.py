@@ -320,6 +320,9 @@ def main(argv=None) -> int:
          f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
          f"pause before each (lets the last impl's spinning thread pools go idle)")
     emit("spread = slowest / fastest rep of an impl (issue 30's stability goal: <= 1.2)")
+    noise_start = machine.noise(reps, max(min_time, 0.02), settle)
+    emit(f"machine noise: a fixed FMA loop timed as each rep is ({max(2, reps)} reps, the same pause): "
+         f"spread {noise_start:.2f} now (the floor under every impl's spread; again at the end)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()
@@ -339,6 +342,9 @@ def main(argv=None) -> int:
         print(f"  ... {case.key}: {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
     for line in format_table(results):
         emit(line)
+    emit(f"machine noise at the end: spread {machine.noise(reps, max(min_time, 0.02), settle):.2f} "
+         f"(at the start {noise_start:.2f})")
+    emit()
     if a.cuda and cuda_why:
         emit(f"GPU cases: SKIPPED: {cuda_why}")
         emit()

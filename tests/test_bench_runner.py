@@ -67,6 +67,11 @@ def test_fma_peak_runs_on_several_threads_at_once():
     assert p1 > 0 and p2 > 0
 
 
+def test_machine_noise_is_the_spread_of_a_fixed_loop():
+    spread = machine.noise(3, 0.002, 0.0)
+    assert 1.0 <= spread < 1000
+
+
 def test_inverse_flops():
     assert machine.inverse_flops(1024) == 2 * 1024 ** 3
 
@@ -112,4 +117,5 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "inverse 1x64 float32" in text.split("Fraction of the FMA peak")[1]
         assert "% of peak" in text
         assert "spread = slowest / fastest rep" in text and "spread  note" in text
+        assert "machine noise: a fixed FMA loop" in text and "machine noise at the end: spread" in text
     assert list(run._sections(res.read_text())) == [info["kind"]]
