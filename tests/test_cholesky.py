@@ -130,3 +130,51 @@ def test_info_shape_inferred_and_only_info_used():
     assert sess.get_outputs()[1].shape == ["b"]
     a = not_pd(np.float64)[:, :3, :3]
     np.testing.assert_array_equal(sess.run(["info"], {"A": a})[0], [0, 0, 0, 1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [0, 1])
+def test_results_do_not_depend_on_the_thread_count_or_the_batch(dtype, upper):
+    """Bitwise: 1, 2 and 3 threads; a matrix alone (its factorization split across tasks, or a lane of
+    a vector of small ones padded with identities) and among others (one task each, every lane used)."""
+    rng = np.random.default_rng(9)
+    cases = [spd(rng, (37, 8, 8), dtype), spd(rng, (5, 16, 16), dtype), spd(rng, (5, 100, 100), dtype),
+             spd(rng, (1, 333, 333), dtype)]
+    got = []
+    try:
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            got.append([kernels.cholesky(a, upper=upper) for a in cases])
+            got[-1] += [kernels.cholesky(a[-1], upper=upper) for a in cases[:3]]
+    finally:
+        kernels.set_threads(None)
+    for other in got[1:]:
+        for x, y in zip(other, got[0]):
+            np.testing.assert_array_equal(x, y)
+    for a, alone, together in zip(cases, got[0][4:], got[0][:3]):
+        np.testing.assert_array_equal(alone, together[-1])
+        assert_factor(a, together, bool(upper))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [40, 100, 300])
+def test_info_and_partial_factor_of_larger_matrices(dtype, n):
+    """The recursive path: info is the first failed minor's order wherever it falls (a leaf on the left
+    or the right of a split, NaN below the diagonal), and the leading block before it is factored."""
+    rng = np.random.default_rng(n)
+    a = spd(rng, (4, n, n), dtype)
+    k = n // 2 + 3  # order of the failing minor of matrix 1, in the right half
+    a[1, k - 1, k - 1] = -1.0
+    a[2, 5, 5] = -1.0  # order 6, in the first leaf
+    a[3, n - 1, 2] = a[3, 2, n - 1] = np.nan  # L[n-1, 2] is NaN: the last minor fails
+    want_info = [0, k, 6, n]
+    for upper in (0, 1):
+        l, info = kernels.cholesky_ex(a, upper=upper)
+        np.testing.assert_array_equal(info, want_info)
+        np.testing.assert_array_equal(info, torch.linalg.cholesky_ex(torch.from_numpy(a), upper=bool(upper))[1])
+        np.testing.assert_array_equal(run(CholeskyEx, a, upper=upper)[1], want_info)
+        np.testing.assert_array_equal([kernels.cholesky_ex(x, upper=upper)[1] for x in a], want_info)  # alone
+        assert_factor(a[0], l[0], bool(upper))
+        for b in (1, 2, 3):
+            m = want_info[b] - 1
+            assert_factor(a[b, :m, :m], l[b, :m, :m], bool(upper))

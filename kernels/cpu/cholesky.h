@@ -11,10 +11,11 @@
    lower L with A = L L^T from a's lower triangle, or (upper) U = L^T from a's upper triangle; the
    other triangle of l is zero, the other triangle of a is not read. info[b]: 0, or the 1-based order
    of the first leading minor of matrix b that is not positive-definite (NaN included), whose l is
-   then the partial factorization. n >= 1, batch >= 1; l never overlaps a. Blocked (dot-product
-   tiles over the columns already factored), parallel over the batch or, for few large matrices,
-   inside each. Returns 0 or OC_OUT_OF_MEMORY (scratch: a padded copy per matrix in flight for
-   n > 16), in which case l and info are not the result. */
+   then the partial factorization. n >= 1, batch >= 1; l never overlaps a. n > 16: recursive
+   (products of register tiles) on a column-major copy; n <= 16: a vector's width of matrices at a
+   time, one per lane. Parallel over the batch or, for few large matrices, inside each; the results
+   do not depend on the thread count. Returns 0 or OC_OUT_OF_MEMORY (scratch: a padded copy per
+   matrix in flight for n > 16), in which case l and info are not the result. */
 int oc_cholesky_f32(const float* a, float* l, int32_t* info, int64_t batch, int64_t n, bool upper,
                     oc_parallel par);
 int oc_cholesky_f64(const double* a, double* l, int32_t* info, int64_t batch, int64_t n,
