@@ -178,3 +178,99 @@ def test_only_some_outputs_used():
     u, s, vh = kernels.svd(a, full_matrices=0)
     np.testing.assert_array_equal(sess.run(["S"], {"A": a})[0], s)
     np.testing.assert_array_equal(sess.run(["U"], {"A": a})[0], u)
+
+
+# ---- the bidiagonal path (svd_bidiag.inc: k = min(M, N) >= kBidiagK, kBidiagValuesK for S alone; Jacobi below)
+BIDIAG_K, BIDIAG_VALUES_K = 8, 6  # svd.cpp's kBidiagK, kBidiagValuesK
+
+
+def assert_values(a, got, c=4.0):
+    """S as numpy's to c k eps |A| (each value, absolute), descending and non-negative."""
+    want = np.linalg.svd(a.astype(np.float64), compute_uv=False)
+    k = want.shape[-1]
+    assert (got >= 0).all() and (np.diff(got.astype(np.float64), axis=-1) <= 0).all()
+    err = np.abs(got.astype(np.float64) - want).max()
+    assert err <= c * k * EPS[a.dtype.type] * max(want.max(initial=0), 1e-300), err
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", sorted({BIDIAG_VALUES_K - 1, BIDIAG_VALUES_K, BIDIAG_K - 1, BIDIAG_K, BIDIAG_K + 1, 31, 64}))
+@pytest.mark.parametrize("extra", [0, 1, 23])
+def test_both_sides_of_the_crossover_tall_wide_and_square(dtype, k, extra):
+    rng = np.random.default_rng(100 * k + extra)
+    for shape in {(3, k, k + extra), (3, k + extra, k)}:
+        a = rng.standard_normal(shape).astype(dtype)
+        for full in (1, 0):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full)
+        vals = kernels.svdvals(a)
+        if BIDIAG_VALUES_K <= k < BIDIAG_K:  # bidiagonal without the vectors, Jacobi with them
+            assert_values(a, vals)
+        else:
+            np.testing.assert_array_equal(vals, s)  # the same path: the same values without the vectors
+
+
+def graded(rng, shape, decades):
+    """D1 X D2, D1 and D2 diagonal scalings over `decades` decades each (a graded matrix)."""
+    m, n = shape
+    return np.logspace(0, -decades, m)[:, None] * rng.standard_normal(shape) * np.logspace(0, -decades, n)[::-1]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(40, 40), (57, 33), (33, 57)])
+def test_graded_and_structured_matrices(dtype, shape):
+    """Graded rows and columns, already bidiagonal or diagonal (unsorted, signed), zero rows and columns in the
+    middle (exact zeros on the bidiagonal: the zero-shift sweeps), repeated and clustered values, 2 x 2 blocks."""
+    rng = np.random.default_rng(shape[0] * shape[1])
+    m, n = shape
+    k = min(m, n)
+    cases = [graded(rng, shape, 6 if dtype == np.float32 else 12), graded(rng, shape, 3)[::-1, ::-1]]
+    b = np.zeros(shape)
+    b[np.arange(k), np.arange(k)] = rng.standard_normal(k)
+    b[np.arange(k - 1), np.arange(1, k)] = rng.standard_normal(k - 1)
+    cases.append(b.copy())  # upper bidiagonal
+    b[::3, :] = 0  # every third row zero: zero diagonal entries
+    cases.append(b.copy())
+    cases.append(b.T.copy()[:m, :n] if m == n else b[::-1].copy())  # lower, reversed
+    diag = np.zeros(shape)
+    diag[np.arange(k), np.arange(k)] = rng.permutation(np.r_[-5.0, 5.0, 1e-3, -1e-3, 0.0, rng.standard_normal(k - 5)])
+    cases.append(diag)
+    cases.append(with_singular_values(rng, shape, np.repeat([3.0, 1.0, 1e-4, 0.0], -(-k // 4))[:k]))
+    cases.append(with_singular_values(rng, shape, 1 + 1e-7 * rng.standard_normal(k)))  # a tight cluster
+    blocks = np.zeros(shape)
+    for i in range(0, k - 1, 2):
+        blocks[i:i + 2, i:i + 2] = rng.standard_normal((2, 2))
+    cases.append(blocks)
+    z = rng.standard_normal(shape)
+    z[:, n // 2] = 0
+    z[m // 3, :] = 0
+    cases.append(z)
+    for a in cases:
+        a = np.ascontiguousarray(a, dtype=dtype)
+        for full in (1, 0):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full)
+        assert_values(a, kernels.svdvals(a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_large_single_matrices_do_not_depend_on_the_thread_count(dtype):
+    """One large matrix is split across tasks inside (the bidiagonalization, the rotations, the reflectors):
+    the same bits on 1, 2 and 3 threads."""
+    rng = np.random.default_rng(9)
+    got = []
+    try:
+        for shape in ((150, 130), (130, 150)):
+            a = rng.standard_normal(shape).astype(dtype)
+            res = []
+            for t in (1, 2, 3):
+                kernels.set_threads(t)
+                res.append(kernels.svd(a, full_matrices=1) + (kernels.svdvals(a),))
+            got.append((a, res))
+    finally:
+        kernels.set_threads(None)
+    for a, res in got:
+        for r in res[1:]:
+            for x, y in zip(r, res[0]):
+                np.testing.assert_array_equal(x, y)
+        assert_svd(a, *res[0][:3], 1)

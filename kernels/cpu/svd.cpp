@@ -1,20 +1,28 @@
-// Batched singular value decomposition by one-sided (Hestenes) Jacobi.
+// Batched singular value decomposition: one-sided (Hestenes) Jacobi for tiny matrices, Householder
+// bidiagonalization and implicit-shift QR on the bidiagonal (svd_bidiag.inc) from k = min(m, n) =
+// kBidiagK (8; kBidiagValuesK = 6 without the vectors) up.
 //
-// The k = min(m, n) "long" vectors (A's columns when m > n, its rows when m <= n: length
-// L = max(m, n)) are rotated in pairs until every pair is orthogonal to
-// |<x, y>| <= sqrt(L) eps ||x|| ||y||; the same rotations applied to the identity give the k "short"
-// vectors (length k). Then the long vectors' norms are the singular values, the normalized long
-// vectors one side's singular vectors, the short vectors the other side's. Accurate (high relative
-// accuracy for each singular value), simple, and fast for small matrices; a sweep costs about
-// 5 k^2 L flops and a matrix takes ~5-10 sweeps, so for large ones it is slower than LAPACK's
-// bidiagonalization (benchmarks/svd_cases.py). The matrix is first scaled by a power of two so
-// its largest entry is in [0.5, 1) (the squared norms neither overflow nor underflow), and a
-// matrix holding a NaN or an infinity is reported, not iterated. Long vectors of (relatively)
-// zero singular values and full_matrices' extra ones are an orthonormal completion: Q e_c for the
-// Householder QR, Q R, of the kept ones. The short vectors get one Gram-Schmidt pass at the end.
+// Both start alike: the matrix is scaled by a power of two so its largest entry is in [0.5, 1) (no
+// squared norm overflows or underflows; exact), and a matrix holding a NaN or an infinity is
+// reported, not iterated. The k = min(m, n) "long" vectors (A's columns when m > n, its rows when
+// m <= n: length L = max(m, n)) are copied as the rows of a working matrix G (k x L, rows
+// contiguous), whose SVD G = W S Z^T gives A's (the short vectors W, length k, are one side's
+// singular vectors, the long ones Z the other's).
 //
-// Pairs are swept cyclically (row by row) on one thread; a few large matrices are swept in a
-// round-robin order whose k/2 disjoint pairs per step are split across threads.
+// Jacobi (k below those): the long vectors are rotated in pairs until every pair is orthogonal to
+// |<x, y>| <= sqrt(L) eps ||x|| ||y||; the same rotations applied to the identity give the k short
+// vectors. Then the long vectors' norms are the singular values, the normalized long vectors the
+// long singular vectors. Accurate (high relative accuracy for each singular value), simple, and the
+// fastest for tiny matrices, but a sweep costs about 5 k^2 L flops and a matrix takes ~5-10 sweeps:
+// from about k = 6-8 the bidiagonal path, ~4 k^2 L for the reduction and O(k^2) for the values, is
+// faster. Long vectors of (relatively) zero singular values and
+// full_matrices' extra ones are an orthonormal completion: Q e_c for the Householder QR, Q R, of the
+// kept ones. The short vectors get one Gram-Schmidt pass at the end. Pairs are swept cyclically (row
+// by row) on one thread; a few large matrices are swept in a round-robin order whose k/2 disjoint
+// pairs per step are split across threads.
+//
+// The bidiagonal path: see svd_bidiag.inc. It falls back to Jacobi for a matrix whose bidiagonal QR
+// does not converge (bdsqr's iteration cap; never seen).
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -51,7 +59,11 @@ int oc_svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finit
 
 #include "simd.inc"
 
-enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64 };
+// kBidiagK (kBidiagValuesK without the vectors): the smallest k = min(m, n) that takes the bidiagonal
+// path (svd_bidiag.inc); below it Jacobi's few sweeps are cheaper (measured: batches of float k x k
+// matrices, 1 thread, AVX-512; bidiagonal / Jacobi time at k = 4, 6, 8, 10: 0.93, 1.0, 0.69, 0.40 with
+// the vectors, 1.27, 0.79, 0.35, 0.26 without)
+enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 6 };
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
 template <class T>
@@ -239,13 +251,14 @@ static void complete(Work<T>& w, int64_t r, int64_t k, int64_t cols, int64_t L, 
   }
 }
 
-// One m x n matrix. Long vectors: A's columns (m > n) or rows (m <= n).
+// Checks that A (m x n) is finite (else its outputs are NaN and it returns false) and copies its k
+// long vectors (A's columns when m > n, its rows when m <= n), scaled by a power of two that puts its
+// largest entry in [0.5, 1), into the rows of g (stride lda); `up` undoes the scaling.
 template <class T>
-static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
-                int64_t vrows, bool vectors, Work<T>& w, int64_t lda, const oc_parallel& par) {
+static bool load(const T* a, T* u, T* s, T* vh, int64_t m, int64_t n, int64_t ucols, int64_t vrows, T* g,
+                 int64_t lda, T& up) {
   const bool tall = m > n;
   const int64_t k = tall ? n : m, L = tall ? m : n;
-  const int64_t cols = !vectors ? k : tall ? ucols : vrows;
   T amax = 0;
   bool ok = true;
   for (int64_t i = 0; i < m * n; ++i) {
@@ -253,24 +266,39 @@ static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64
     ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
     amax = x > amax ? x : amax;
   }
-  *finite = ok;
   if (!ok) {
     const T nan = std::numeric_limits<T>::quiet_NaN();
     if (s) std::fill(s, s + k, nan);
     if (u) std::fill(u, u + m * ucols, nan);
     if (vh) std::fill(vh, vh + vrows * n, nan);
-    return;
+    return false;
   }
   int e = 0;
   if (amax > 0) frexp(amax, &e);
-  const T down = (T)ldexp(1.0, -e), up = (T)ldexp(1.0, e);  // exact scalings
+  const T down = (T)ldexp(1.0, -e);  // exact scalings
+  up = (T)ldexp(1.0, e);
   for (int64_t j = 0; j < k; ++j) {
-    T* gj = w.g + j * lda;
+    T* gj = g + j * lda;
     if (tall)
       for (int64_t i = 0; i < L; ++i) gj[i] = a[i * n + j] * down;
     else
       for (int64_t i = 0; i < L; ++i) gj[i] = a[j * n + i] * down;
-    w.gr[j] = gj;
+  }
+  return true;
+}
+
+// One m x n matrix by Jacobi. Long vectors: A's columns (m > n) or rows (m <= n).
+template <class T>
+static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
+                int64_t vrows, bool vectors, Work<T>& w, int64_t lda, const oc_parallel& par) {
+  const bool tall = m > n;
+  const int64_t k = tall ? n : m, L = tall ? m : n;
+  const int64_t cols = !vectors ? k : tall ? ucols : vrows;
+  T up;
+  *finite = load(a, u, s, vh, m, n, ucols, vrows, w.g, lda, up);
+  if (!*finite) return;
+  for (int64_t j = 0; j < k; ++j) {
+    w.gr[j] = w.g + j * lda;
     if (vectors) {
       w.vr[j] = w.v + j * k;
       memset(w.vr[j], 0, (size_t)k * sizeof(T));
@@ -334,6 +362,26 @@ static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64
   }
 }
 
+#include "svd_bidiag.inc"
+
+// One matrix by the bidiagonal path; by Jacobi in the (never seen) case that the bidiagonal QR does
+// not converge. Returns 0 or OC_OUT_OF_MEMORY (Jacobi's working memory).
+template <class T>
+static int one_bidiag(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
+                      int64_t vrows, bool vectors, BdWork<T>& w, int64_t lda, int64_t ldk, const oc_parallel& par) {
+  T up;
+  *finite = load(a, u, s, vh, m, n, ucols, vrows, w.g, lda, up);
+  if (!*finite || bidiag_svd(w, u, s, vh, m, n, ucols, vrows, vectors, lda, ldk, up, par)) return 0;
+  const int64_t k = m < n ? m : n, cols = !vectors ? k : m > n ? ucols : vrows;
+  void* buf = malloc(Work<T>::bytes(cols, k, lda, vectors));
+  if (!buf) return OC_OUT_OF_MEMORY;
+  Work<T> jw;
+  jw.carve(buf, cols, k, lda, vectors);
+  one<T>(a, u, s, vh, finite, m, n, ucols, vrows, vectors, jw, lda, par);
+  free(buf);
+  return 0;
+}
+
 template <class T>
 static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, int64_t m, int64_t n,
                int64_t ucols, int64_t vrows, bool vectors, const oc_parallel& par) {
@@ -341,8 +389,35 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
   const int64_t cols = !vectors ? k : m > n ? ucols : vrows;
   const int64_t line = 64 / (int64_t)sizeof(T);
   const int64_t lda = L <= line ? L : div_up(L, line) * line;
-  const size_t bytes = Work<T>::bytes(cols, k, lda, vectors);
   auto at = [&](int64_t b, T* base, int64_t size) { return base ? base + b * size : nullptr; };
+  if (k >= (vectors ? kBidiagK : kBidiagValuesK)) {
+    const int64_t ldk = div_up(k, line) * line;
+    const size_t bytes = BdWork<T>::bytes(cols, k, lda, ldk, vectors);
+    // few large matrices: one at a time, parallel inside; else parallel over the batch
+    const bool inner = batch < 4 && k >= kParallelK && par.run != nullptr;
+    const int64_t nt = inner ? 1 : num_tasks(batch, (vectors ? 12.0 : 3.0) * (double)k * k * L, 1 << 16, 1024);
+    std::atomic<int> err{0};
+    auto task = [&](size_t t) {
+      int64_t b0, b1;
+      split_range(batch, nt, (int64_t)t, b0, b1);
+      void* buf = malloc(bytes);
+      if (!buf) {
+        err.store(OC_OUT_OF_MEMORY, std::memory_order_relaxed);
+        return;
+      }
+      BdWork<T> w;
+      w.carve(buf, cols, k, lda, ldk, vectors);
+      for (int64_t b = b0; b < b1; ++b)
+        if (int rc = one_bidiag<T>(a + b * m * n, at(b, u, m * ucols), at(b, s, k), at(b, vh, vrows * n), finite + b, m,
+                                   n, ucols, vrows, vectors, w, lda, ldk, inner ? par : oc_serial))
+          err.store(rc, std::memory_order_relaxed);
+      free(buf);
+    };
+    if (inner) task(0);
+    else parallel_for(par, (size_t)nt, task);
+    return err.load(std::memory_order_relaxed);
+  }
+  const size_t bytes = Work<T>::bytes(cols, k, lda, vectors);
   if (batch < 4 && k >= kParallelK && par.run != nullptr) {  // parallelism inside each matrix
     void* buf = malloc(bytes);
     if (!buf) return OC_OUT_OF_MEMORY;

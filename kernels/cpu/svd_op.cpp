@@ -1,5 +1,6 @@
-// Svd and Svdvals on the CPU, as ortcustom kernels (ortcustom/kernel.h): checks, then the
-// one-sided Jacobi SVD of svd.cpp on the host's thread pool. A matrix holding a NaN or an infinity
+// Svd and Svdvals on the CPU, as ortcustom kernels (ortcustom/kernel.h): checks, then the SVD of
+// svd.cpp (one-sided Jacobi for tiny matrices, bidiagonalization and QR above) on the host's thread
+// pool. A matrix holding a NaN or an infinity
 // is an error naming its batch index (torch.linalg.svd's LAPACK does not converge on it: torch
 // raises too).
 #include <string.h>
