@@ -122,7 +122,7 @@ struct Work {
   double *a, *r, *d, *e, *u, *p, *t, *up, *qp, *part, *qc, *qs;
   int64_t *order, *qi;
   int64_t ld, queued, cap;  // ld: the row stride of a and r
-  static int64_t capacity(int64_t n) { return 8 * n + 64; }
+  static int64_t capacity(int64_t n) { return 32 * n + 64; }
   // Rows of 64 or more are padded to whole cache lines, and off a multiple of 512 bytes: a column chunk
   // of a power-of-two-sized matrix would otherwise fall in a few cache sets.
   static int64_t stride(int64_t n) {
@@ -381,6 +381,8 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
           for (int64_t v = 0; v < V; ++v) y[v] = *(const Vd*)(base + (qi[q] + 1) * ld + v * kLanes);
           for (int64_t r = q; r < e; ++r) {
             double* row = base + qi[r] * ld;
+            if (r + 6 < e)  // rows 4 KiB or more apart: the hardware prefetchers do not see them coming
+              for (int64_t v = 0; v < kChunk; v += 8) __builtin_prefetch(row - 6 * ld + v, 1);
             const double cc = qc[r], ss = qs[r];
             for (int64_t v = 0; v < V; ++v) {
               const Vd x = *(const Vd*)(row + v * kLanes);
