@@ -7,7 +7,8 @@
 // exact), and reduced to T = Q^T A Q by n - 2 reflections H = I - 2 u u^T applied from both sides
 // (a rank-2 update), on the lower triangle only and in one pass over it per reflection: each row is
 // brought up to date with the previous reflection's update and multiplied by the next u while in
-// cache (about 4/3 n^3 flops over half the matrix, which stays in L2 up to n ~ 500). With vectors,
+// cache (about 4/3 n^3 flops over half the matrix, which stays in L2 up to n ~ 500; below n = 32 a
+// plain product and rank-2 update on the full matrix, with less bookkeeping per step). With vectors,
 // the transposed basis R = Q^T = H_{n-3} ... H_0 is then formed from the kept u's backward (each
 // reflection touches only the trailing block: 4/3 n^3 flops), row by row, so that every later update
 // is on contiguous rows: the QL rotations of T's eigensystem, T = Z diag(d) Z^T, turn R into
@@ -156,6 +157,55 @@ struct Work {
     queued = 0;
   }
 };
+
+// The reduction for small n (below kQueueN), on the full matrix (its rows hold both triangles): per
+// reflection a product B u by axpys on rows and a rank-2 update, with less bookkeeping per step
+// than the fused pass, which pays off from a few dozen rows. Leaves what tridiagonalize does.
+static void tridiagonalize_small(Work& w, int64_t n) {
+  double* A = w.a;
+  const int64_t ld = w.ld;
+  for (int64_t k = 0; k + 2 < n; ++k) {
+    const int64_t m = n - k - 1;
+    double* x = A + k * ld + k + 1;  // row k past the diagonal = column k below it
+    double sigma = 0;
+    for (int64_t i = 1; i < m; ++i) sigma += x[i] * x[i];
+    w.t[k] = sigma != 0 ? 1 : 0;
+    if (sigma == 0) {  // column already reduced: H = I
+      w.e[k] = x[0];
+      std::fill(x, x + m, 0.0);
+      continue;
+    }
+    const double norm = sqrt(x[0] * x[0] + sigma);
+    const double alpha = x[0] > 0 ? -norm : norm;  // no cancellation in x0 - alpha
+    double* u = w.u;
+    for (int64_t i = 0; i < m; ++i) u[i] = x[i];
+    u[0] -= alpha;
+    const double f = 1.0 / sqrt(u[0] * u[0] + sigma);
+    for (int64_t i = 0; i < m; ++i) u[i] *= f;
+    double* B = A + (k + 1) * ld + (k + 1);
+    double* q = w.p;
+    std::fill(q, q + m, 0.0);
+    for (int64_t i = 0; i < m; ++i) {
+      const double* OC_RESTRICT bi = B + i * ld;
+      double* OC_RESTRICT qq = q;
+      const double ui = u[i];
+      for (int64_t j = 0; j < m; ++j) qq[j] += ui * bi[j];
+    }
+    double K = 0;
+    for (int64_t i = 0; i < m; ++i) K += u[i] * q[i];
+    for (int64_t i = 0; i < m; ++i) q[i] = 2 * q[i] - 2 * K * u[i];
+    for (int64_t i = 0; i < m; ++i) {
+      double* OC_RESTRICT bi = B + i * ld;
+      const double ui = u[i], qi = q[i];
+      for (int64_t j = 0; j < m; ++j) bi[j] -= ui * q[j] + qi * u[j];
+    }
+    w.e[k] = alpha;
+    std::copy(u, u + m, x);
+  }
+  for (int64_t i = 0; i < n; ++i) w.d[i] = A[i * ld + i];
+  if (n >= 2) w.e[n - 2] = A[(n - 1) * ld + n - 2];
+  w.e[n - 1] = 0;
+}
 
 // One row of the reduction's fused pass, over its len entries a[0 .. len) (the last one on the
 // diagonal), offsets into the trailing block: brings them up to date with the pending update
@@ -488,7 +538,10 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
       for (int64_t j = 0; j < n; ++j) w.a[i * w.ld + j] *= f;
   }
   const bool vectors = v != nullptr;
-  tridiagonalize(w, n, par);
+  if (n < kQueueN)
+    tridiagonalize_small(w, n);
+  else
+    tridiagonalize(w, n, par);
   if (vectors) form_basis(w, n, par);
   if (!ql(w, n, vectors, par)) return 2;
   int64_t* order = w.order;
