@@ -28,6 +28,38 @@ def test_inverse_of_matrices_that_need_pivoting(dtype, n):
         assert_inverse(x, kernels.inverse(x))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_inverse_does_not_depend_on_the_thread_count(dtype):
+    """The blocked path splits each rank-k update's rows across tasks; every element is summed in
+    one order whatever the threads (300: a panel narrower than 128 and strips narrower than the
+    micro-kernel; 1000: rows not a multiple of its height)."""
+    rng = np.random.default_rng(5)
+    xs = [row_cycled(rng, (1, n, n), dtype)[0] for n in (300, 1000)]
+    try:
+        got = []
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            got.append([kernels.inverse(x) for x in xs])
+    finally:
+        kernels.set_threads(None)
+    for ys in got[1:]:
+        for y, y1 in zip(ys, got[0]):
+            np.testing.assert_array_equal(y, y1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [40, 300])
+def test_equal_rows_give_a_non_finite_inverse_on_the_blocked_path(dtype, n):
+    """Multipliers are true divisions, so two equal rows cancel exactly: an exact zero pivot, whose
+    division leaves inf/nan (not a huge finite "inverse"); the other matrix of the batch is exact."""
+    rng = np.random.default_rng(n)
+    x = well_conditioned(rng, (2, n, n), dtype)
+    x[0, n // 2] = x[0, 3]
+    y = kernels.inverse(x)
+    assert not np.isfinite(y[0]).all()
+    assert_inverse(x[1:], y[1:])
+
+
 @pytest.mark.parametrize("n", [512, 1024])
 @pytest.mark.parametrize("gen", [well_conditioned, row_cycled])
 def test_large_float32_inverse_is_as_accurate_as_torch(n, gen):

@@ -1,18 +1,26 @@
 // Batched matrix inverse: Gauss-Jordan elimination with partial (row) pivoting, in place.
 //
 // Algorithm. In-place Gauss-Jordan on P*A (rows swapped as pivots are chosen) turns the matrix
-// into (P*A)^-1 = A^-1 * P^T; the inverse is recovered by scattering columns
-// (A^-1[i][perm[m]] = X[i][m]). Multipliers are a[i][k] / pivot (a true division, not a
-// multiplication by the reciprocal), so two equal rows cancel exactly and a singular matrix
-// hits an exact zero pivot, whose division produces inf/nan in the output.
+// into (P*A)^-1 = A^-1 * P^T; the inverse is recovered by permuting columns
+// (A^-1[i][perm[m]] = X[i][m], written in order as a gather through perm's inverse). Multipliers
+// are a[i][k] / pivot (a true division, not a multiplication by the reciprocal), so two equal
+// rows cancel exactly and a singular matrix hits an exact zero pivot, whose division produces
+// inf/nan in the output.
 //   * n <= 16: a fully unrolled per-size template on a stack copy, many matrices per task.
 //   * larger n: blocked Gauss-Jordan. For a panel of kb columns [k, k+kb), the panel is first
-//     factored (recursively: 128-wide panels are made of 16-wide unblocked leaves), then every
-//     other column j of every row i is updated with one rank-kb product:
+//     factored (recursively: 128-wide panels are made of 16-wide leaves), then every other column
+//     j of every row i (the rows above the panel as well as below: one product) is updated with
+//     one rank-kb product:
 //       a[i][j] = (i in panel rows ? 0 : a[i][j]) + sum_t a[i][k+t] * Wt[t][j]
 //     where Wt is a copy of the panel rows taken before the update. This is a GEMM (2 n^3 flops
-//     in all, like LU + triangular inversion) done by a register-blocked micro-kernel, and its
-//     rows are split across tasks, so a single large matrix still runs in parallel.
+//     in all, like LU + triangular inversion) done GotoBLAS-style: Wt packed once into contiguous
+//     strips of the micro-kernel's width (kb x NR, from L2), each block of kMR rows' panel
+//     columns packed into a kMR x kb micro-panel (in L1), a register-blocked micro-kernel (AVX-512:
+//     14 rows x 2 vectors of accumulators; 16-register ISAs 6 x 2) fetching the next C block
+//     ahead. Row blocks are split across tasks, so a single large matrix still runs in parallel,
+//     and each element's sum runs in one order whatever the thread count.
+//     A leaf (16 columns) is worked on in a column-major copy: pivot search down a contiguous
+//     column, the multipliers of all rows as vector divisions, columns updated as vectors of rows.
 //   * batches are split into chunks of matrices per task; for few large matrices the
 //     parallelism is inside each matrix.
 //
@@ -28,6 +36,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <utility>
 
 #include "ortcustom/half.h"
 #include "../kernels.h"
@@ -267,15 +276,32 @@ static void inverse_fixed(const S* in, S* out, int64_t batch, const oc_parallel&
 // General n: blocked Gauss-Jordan on a row-major n x n matrix `a` with a padded row stride lda,
 // a copy of the input in the scratch memory (computed in place there).
 
-enum : int64_t { kLeaf = 16, kPanel = 128, kMR = 6, kMaxInnerTasks = 64 };
+enum : int64_t { kLeaf = 16, kPanel = 128, kMaxInnerTasks = 64 };
+
+// The micro-kernel's shape: kMR rows x kNV vectors of columns of accumulators. AVX-512 (32 zmm):
+// 14 x 2 = 28 accumulators, 2 vectors of W and a broadcast; 16 registers (AVX2, SSE): 6 x 2.
+// Per step t it loads kNV vectors of W and broadcasts kMR values of A for kMR * kNV FMAs: with
+// 14 x 2 the loads (16) stay under the FMAs' 14 cycles on two ports.
+#if OC_VEC_BYTES >= 64
+enum : int { kMR = 14, kNV = 2 };
+#else
+enum : int { kMR = 6, kNV = 2 };
+#endif
+
+// A strip of W: kNV vectors of columns (NR values).
+template <class T>
+struct Strip {
+  enum { NR = kNV * VecT<T>::W };
+};
 
 template <class T>
 struct Work {
   T* a;        // n x n, row-major, rows lda apart
   int64_t n, lda;
-  int* perm;   // n
-  T* rk;       // n: copy of the pivot row
-  T* W;        // kPanel x lda: copy of the panel rows for the update
+  int* perm;   // n, and n more for its inverse
+  T* W;        // the panel rows packed as strips for the update: kPanel x (n + 2 NR)
+  T* L;        // a leaf's columns, column-major: kLeaf x ldl
+  int64_t ldl;
   oc_parallel par;
 };
 
@@ -289,165 +315,375 @@ static int64_t padded_stride(int64_t n) {
   return (lines | 1) * line;
 }
 
-// Unblocked Gauss-Jordan on columns [c0, c0 + w) (pivot rows = those columns), full-row swaps.
-template <class T, int WFIX>
-static void gj_unblocked(Work<T>& wk, int64_t c0, int64_t wdyn) {
+// The VW x VW block r[0..VW) (r[i]: row i) transposed in place: log2(VW) rounds of two-vector
+// shuffles; round D exchanges the off-diagonal D x D blocks of every 2D x 2D block. Lane J of x'
+// (HI = false) is x[J] or, where J & D, y[J - D]; of y' (HI) y[J] or, where !(J & D), x[J + D].
+template <class M, int VW, int D, bool HI, class V, int... J>
+static OC_ALWAYS_INLINE V shuffle_pair(V x, V y, std::integer_sequence<int, J...>) {
+#if defined(__clang__)
+  return __builtin_shufflevector(x, y, (HI ? ((J & D) ? VW + J : J + D)
+                                           : ((J & D) ? VW + J - D : J))...);
+#else
+  return __builtin_shuffle(x, y, M{(HI ? ((J & D) ? VW + J : J + D)
+                                       : ((J & D) ? VW + J - D : J))...});
+#endif
+}
+template <class T, int D>
+static OC_ALWAYS_INLINE void transpose_round(typename VecT<T>::type* r) {
   typedef typename VecT<T>::type V;
-  enum { VW = VecT<T>::W, NVF = (WFIX > 0 && WFIX % VecT<T>::W == 0) ? WFIX / VecT<T>::W : 0 };
-  const int64_t w = WFIX > 0 ? (int64_t)WFIX : wdyn;
+  enum { VW = VecT<T>::W };
+  typedef typename ::oc::detail::Simd<typename IntOf<T>::type, VW>::type M;
+#pragma GCC unroll 16
+  for (int i = 0; i < VW; ++i) {
+    if (i & D) continue;
+    const auto lanes = std::make_integer_sequence<int, VW>();
+    const V x = shuffle_pair<M, VW, D, false>(r[i], r[i + D], lanes);
+    const V y = shuffle_pair<M, VW, D, true>(r[i], r[i + D], lanes);
+    r[i] = x;
+    r[i + D] = y;
+  }
+}
+template <class T>
+static OC_ALWAYS_INLINE void transpose_block(typename VecT<T>::type* r) {
+  enum { VW = VecT<T>::W };
+  if constexpr (VW >= 16) transpose_round<T, 8>(r);
+  if constexpr (VW >= 8) transpose_round<T, 4>(r);
+  if constexpr (VW >= 4) transpose_round<T, 2>(r);
+  transpose_round<T, 1>(r);
+}
+
+// Copies the w <= kLeaf columns [c0, c0 + w) of every row into L (column j at L + j * ldl; rows
+// n..ldl zero), or (back = true) L into them: VW x VW blocks transposed in registers.
+template <class T>
+static void leaf_transpose(Work<T>& wk, int64_t c0, int64_t w, bool back) {
+  typedef typename VecT<T>::type V;
+  enum { VW = VecT<T>::W };
   T* OC_RESTRICT a = wk.a;
-  const int64_t n = wk.n, lda = wk.lda;
-  T* OC_RESTRICT rk = wk.rk;
-  for (int64_t k = c0; k < c0 + w; ++k) {
-    int64_t p = k;
-    T best = absval(a[k * lda + k]);
-    for (int64_t i = k + 1; i < n; ++i) {
-      T v = absval(a[i * lda + k]);
-      if (v > best) {
-        best = v;
-        p = i;
+  T* OC_RESTRICT L = wk.L;
+  const int64_t n = wk.n, lda = wk.lda, ldl = wk.ldl;
+  const int64_t wv = w / VW * VW;  // columns moved as blocks
+  int64_t i0 = 0;
+  for (; i0 + VW <= n; i0 += VW) {
+    for (int64_t cv = 0; cv < wv; cv += VW) {
+      V r[VW];
+      if (!back) {
+        // the rows two blocks ahead (a leaf's columns were last touched by a whole-matrix update:
+        // in L3, one line per row, a stride no hardware prefetcher follows far enough)
+        if (cv == 0 && i0 + 3 * VW <= n)
+#pragma GCC unroll 16
+          for (int i = 0; i < VW; ++i) __builtin_prefetch(a + (i0 + 2 * VW + i) * lda + c0, 0, 3);
+#pragma GCC unroll 16
+        for (int i = 0; i < VW; ++i) r[i] = simd_load<V>(a + (i0 + i) * lda + c0 + cv);
+        transpose_block<T>(r);
+#pragma GCC unroll 16
+        for (int j = 0; j < VW; ++j) simd_store(L + (cv + j) * ldl + i0, r[j]);
+      } else {
+#pragma GCC unroll 16
+        for (int j = 0; j < VW; ++j) r[j] = simd_load<V>(L + (cv + j) * ldl + i0);
+        transpose_block<T>(r);
+#pragma GCC unroll 16
+        for (int i = 0; i < VW; ++i) simd_store(a + (i0 + i) * lda + c0 + cv, r[i]);
       }
     }
-    if (p != k) {
-      T* OC_RESTRICT x = a + k * lda;
-      T* OC_RESTRICT y = a + p * lda;
-      for (int64_t j = 0; j < n; ++j) {
-        T t = x[j];
-        x[j] = y[j];
-        y[j] = t;
-      }
-      int t = wk.perm[k];
-      wk.perm[k] = wk.perm[p];
-      wk.perm[p] = t;
+  }
+  for (int64_t j = 0; j < w; ++j) {
+    for (int64_t i = j < wv ? i0 : 0; i < n; ++i) {
+      if (!back)
+        L[j * ldl + i] = a[i * lda + c0 + j];
+      else
+        a[i * lda + c0 + j] = L[j * ldl + i];
     }
-    T* OC_RESTRICT ak = a + k * lda + c0;
-    const int64_t kk = k - c0;
-    const T piv = ak[kk];
-    for (int64_t j = 0; j < w; ++j) rk[j] = ak[j];
-    rk[kk] = T(1);
-    if (NVF > 0) {
-      // the leaf width in SIMD vectors (GCC leaves the scalar loop below unvectorized: it was
-      // 60% of the time at 256x64); lane kk computes 0 - l * 1, written after the vectors
-      V r[NVF > 0 ? NVF : 1];
-      for (int v = 0; v < NVF; ++v) r[v] = simd_load<V>(rk + v * VW);
-      for (int64_t i = 0; i < n; ++i) {
-        if (i == k) continue;
-        T* OC_RESTRICT ai = a + i * lda + c0;
-        const T l = ai[kk] / piv;
-        for (int v = 0; v < NVF; ++v) simd_store(ai + v * VW, simd_load<V>(ai + v * VW) - r[v] * l);
-        ai[kk] = -l;
-      }
-    } else {
-      for (int64_t i = 0; i < n; ++i) {
-        if (i == k) continue;
-        T* OC_RESTRICT ai = a + i * lda + c0;
-        const T l = ai[kk] / piv;
-        ai[kk] = T(0);
-        for (int64_t j = 0; j < w; ++j) ai[j] -= l * rk[j];
-      }
-    }
-    const T inv = T(1) / piv;
-    for (int64_t j = 0; j < w; ++j) ak[j] = rk[j] * inv;
+    if (!back)
+      for (int64_t i = n; i < ldl; ++i) L[j * ldl + i] = T(0);
   }
 }
 
-// rows i0.., cols col..col+NV*VW = base + Apb * Wc (base: a's values, or 0 for the panel rows).
-// The product is summed from zero and added to base once, as BLAS micro-kernels do: summing onto
-// base (a pivot of size ~n) rounds every term at base's magnitude, which made the float32 forward
-// error 5-7x MKL's at n >= 512 (now within 1.1-1.3x).
-template <class T, int NV>
-static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT a, int64_t lda, int64_t i0, int mr,
-                                          const bool* zero_row, int64_t col,
-                                          const T* OC_RESTRICT Wc, int64_t ldw,
-                                          const T* OC_RESTRICT Apb, int64_t kb) {
+// The pivot of column x (contiguous) at step k: the first i in (k, n) with the largest |x[i]|
+// if that is > |x[k]|, else k; a NaN never wins (the scalar loop `if (|x[i]| > best)` from best =
+// |x[k]|, in vectors: each lane keeps its first largest, then the smallest index of the largest).
+template <class T>
+static int64_t pivot_row(const T* OC_RESTRICT x, int64_t k, int64_t n) {
+  typedef typename VecT<T>::type V;
+  typedef typename IntOf<T>::type I;
+  enum { VW = VecT<T>::W };
+  typedef typename ::oc::detail::Simd<I, VW>::type M;
+  int64_t i = k + 1;
+  int64_t p = -1;
+  T best = T(-1);
+  if (n - i >= 2 * VW) {
+    V bv = V{} - T(1);
+    M bi = M{} - 1, idx;
+    for (int j = 0; j < VW; ++j) idx[j] = (I)(i + j);
+    for (; i + VW <= n; i += VW, idx += (I)VW) {
+      V v = simd_load<V>(x + i);
+      v = v < T(0) ? -v : v;
+      const M gt = v > bv;
+      bv = gt ? v : bv;
+      bi = gt ? idx : bi;
+    }
+    for (int j = 0; j < VW; ++j)
+      if (bv[j] > best || (bv[j] == best && bi[j] < (I)p)) {
+        best = bv[j];
+        p = (int64_t)bi[j];
+      }
+  }
+  for (; i < n; ++i) {
+    const T v = absval(x[i]);
+    if (v > best) {
+      best = v;
+      p = i;
+    }
+  }
+  return p >= 0 && best > absval(x[k]) ? p : k;
+}
+
+// Unblocked Gauss-Jordan on the w <= kLeaf columns [c0, c0 + w) (pivot rows: the same indices),
+// worked on in a column-major copy L: the pivot search runs down a contiguous column, the
+// multipliers of all rows are vector divisions, and each column is updated with vectors of rows
+// (in the row-major matrix each row took a scalar division and stores of its own). Step k, pivot
+// piv = a[k][k] after the swap: every other row i gets l = a[i][k] / piv, a[i][j] -= rk[j] * l
+// (rk: row k) and a[i][k] = -l; row k becomes rk / piv with a[k][k] = 1 / piv. Rows are swapped in
+// full (the leaf's columns in L, the others in the matrix).
+template <class T>
+static void gj_leaf(Work<T>& wk, int64_t c0, int64_t w) {
   typedef typename VecT<T>::type V;
   enum { VW = VecT<T>::W };
+  T* OC_RESTRICT a = wk.a;
+  T* OC_RESTRICT L = wk.L;
+  const int64_t n = wk.n, lda = wk.lda, ldl = wk.ldl;
+  T rk[kLeaf];
+  leaf_transpose(wk, c0, w, false);
+  for (int64_t kk = 0; kk < w; ++kk) {
+    const int64_t k = c0 + kk;
+    T* OC_RESTRICT col = L + kk * ldl;
+    const int64_t p = pivot_row(col, k, n);
+    if (p != k) {
+      for (int64_t j = 0; j < w; ++j) {
+        const T t = L[j * ldl + k];
+        L[j * ldl + k] = L[j * ldl + p];
+        L[j * ldl + p] = t;
+      }
+      T* OC_RESTRICT x = a + k * lda;
+      T* OC_RESTRICT y = a + p * lda;
+      for (int64_t j = 0; j < c0; ++j) {
+        const T t = x[j];
+        x[j] = y[j];
+        y[j] = t;
+      }
+      for (int64_t j = c0 + w; j < n; ++j) {
+        const T t = x[j];
+        x[j] = y[j];
+        y[j] = t;
+      }
+      const int t = wk.perm[k];
+      wk.perm[k] = wk.perm[p];
+      wk.perm[p] = t;
+    }
+    const T piv = col[k];
+    for (int64_t j = 0; j < w; ++j) rk[j] = L[j * ldl + k];
+    rk[kk] = T(1);
+    // every row (row k too: overwritten below); column kk becomes -l
+    for (int64_t i = 0; i < ldl; i += VW) {
+      const V l = simd_load<V>(col + i) / piv;  // true divisions: equal rows cancel exactly
+#pragma GCC unroll 16
+      for (int64_t j = 0; j < kLeaf; ++j) {
+        if (j >= w) break;
+        if (j == kk) continue;
+        T* lj = L + j * ldl + i;
+        simd_store(lj, simd_load<V>(lj) - rk[j] * l);
+      }
+      simd_store(col + i, -l);
+    }
+    const T inv = T(1) / piv;
+    for (int64_t j = 0; j < w; ++j) L[j * ldl + k] = rk[j] * inv;
+  }
+  leaf_transpose(wk, c0, w, true);
+}
+
+// C[0..mr)[0..cols) (cols <= NV vectors; rows lda apart) = base + Ap * Ws, base C's values, or 0
+// for the rows in zero_rows (bit r: row r). Ws: a strip, kb x NR contiguous; Ap: kb x kMR
+// (t-major), kMR values of A per step. The product is summed from zero and added to base once, as
+// BLAS micro-kernels do: summing onto base (a pivot of size ~n) rounds every term at base's
+// magnitude, which made the float32 forward error 5-7x MKL's at n >= 512 (now within 1.1-1.3x).
+// `next` is the C block of the next call (nextr rows): its lines are fetched meanwhile (the
+// hardware prefetchers follow a row only after some of its lines, and never jump to the next
+// block of rows).
+template <class T, int NV>
+static OC_ALWAYS_INLINE void micro_kernel(T* OC_RESTRICT c, int64_t lda, int mr, unsigned zero_rows,
+                                          int cols, const T* OC_RESTRICT Ws,
+                                          const T* OC_RESTRICT Ap, int64_t kb, const T* next,
+                                          int nextr) {
+  typedef typename VecT<T>::type V;
+  enum { VW = VecT<T>::W, NR = Strip<T>::NR, LINE = 64 / (int)sizeof(T) };
+  enum { LPR = (NR + LINE - 1) / LINE };  // C lines per row of a block
+  // the next block's lines, one every `step` steps: all at once they filled the line-fill
+  // buffers and stalled the loop (6% of the time at n = 1024)
+  const int npf = nextr * LPR;
+  const int64_t step = npf > 0 && kb / npf > 0 ? kb / npf : 1;
+  int pi = 0;
+  int64_t tpf = 0;
   V acc[kMR][NV];
-#pragma GCC unroll 8
+#pragma GCC unroll 16
   for (int r = 0; r < kMR; ++r)
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) acc[r][v] = V{};
   for (int64_t t = 0; t < kb; ++t) {
+    if (t == tpf && pi < npf) {
+      __builtin_prefetch(next + (pi / LPR) * lda + (pi % LPR) * LINE, 1, 3);
+      ++pi;
+      tpf += step;
+    }
+    // W streams from L2: its lines a few steps ahead (past the strip: the next strip's)
+#pragma GCC unroll 4
+    for (int j = 0; j < NV * VW; j += LINE) __builtin_prefetch(Ws + (t + 4) * NR + j, 0, 3);
     V w[NV];
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) w[v] = simd_load<V>(Wc + t * ldw + v * VW);
-    const T* ap = Apb + t * kMR;
-#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) w[v] = simd_load<V>(Ws + t * NR + v * VW);
+    const T* ap = Ap + t * kMR;
+#pragma GCC unroll 16
     for (int r = 0; r < kMR; ++r) {
       const T s = ap[r];
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[r][v] += w[v] * s;
     }
   }
-#pragma GCC unroll 8
-  for (int r = 0; r < kMR; ++r) {
-    if (r < mr) {
-      T* ar = a + (i0 + r) * lda + col;
+  for (; pi < npf; ++pi) __builtin_prefetch(next + (pi / LPR) * lda + (pi % LPR) * LINE, 1, 3);
+  if (cols == NV * VW) {
+#pragma GCC unroll 16
+    for (int r = 0; r < kMR; ++r) {
+      if (r < mr) {
+        T* cr = c + r * lda;
+        const bool z = (zero_rows >> r) & 1;
 #pragma GCC unroll 4
-      for (int v = 0; v < NV; ++v)
-        simd_store(ar + v * VW, zero_row[r] ? acc[r][v] : simd_load<V>(ar + v * VW) + acc[r][v]);
+        for (int v = 0; v < NV; ++v)
+          simd_store(cr + v * VW, z ? acc[r][v] : simd_load<V>(cr + v * VW) + acc[r][v]);
+      }
+    }
+  } else {  // the last strip of a segment: its padding columns are not C's
+    // (unrolled like the rest: an acc[r] with r unknown at compile time would keep acc in memory)
+#pragma GCC unroll 16
+    for (int r = 0; r < kMR; ++r) {
+      if (r < mr) {
+        alignas(64) T tmp[NV * VW];
+        memcpy(tmp, &acc[r][0], sizeof tmp);
+        T* cr = c + r * lda;
+        const bool z = (zero_rows >> r) & 1;
+        for (int j = 0; j < cols; ++j) cr[j] = z ? tmp[j] : cr[j] + tmp[j];
+      }
     }
   }
 }
 
-// Update of the columns [col, col + width) of rows [i0, i0 + mr) (mr <= kMR).
+// The micro-panel of A for rows [i0, i0 + kMR): Ap[t * kMR + r] = a[i0 + r][k + t] for t < kb (0
+// for r >= mr). VW x VW blocks transposed in registers (rows in groups of VW); each column of a
+// block is stored whole, its values past kMR overwritten by the next store (Ap has VW values of
+// slack).
 template <class T>
-static OC_ALWAYS_INLINE void update_segment(T* a, int64_t lda, int64_t i0, int mr,
-                                            const bool* zero_row, int64_t col, int64_t width,
-                                            const T* Wc, int64_t ldw, const T* Apb,
-                                            int64_t kb) {
-  enum { VW = VecT<T>::W };
-  int64_t j = 0;
-  for (; j + 2 * VW <= width; j += 2 * VW)
-    micro_kernel<T, 2>(a, lda, i0, mr, zero_row, col + j, Wc + j, ldw, Apb, kb);
-  for (; j + VW <= width; j += VW)
-    micro_kernel<T, 1>(a, lda, i0, mr, zero_row, col + j, Wc + j, ldw, Apb, kb);
-  for (; j < width; ++j) {
-    for (int r = 0; r < mr; ++r) {
-      T s = T(0);
-      for (int64_t t = 0; t < kb; ++t) s += Apb[t * kMR + r] * Wc[t * ldw + j];
-      T& out = a[(i0 + r) * lda + col + j];
-      out = zero_row[r] ? s : out + s;
+static OC_ALWAYS_INLINE void pack_a(const T* OC_RESTRICT a, int64_t lda, int64_t i0, int mr,
+                                    int64_t k, int64_t kb, T* OC_RESTRICT Ap) {
+  typedef typename VecT<T>::type V;
+  enum { VW = VecT<T>::W, NG = (kMR + VecT<T>::W - 1) / VecT<T>::W };
+  int64_t t = 0;
+  for (; t + VW <= kb; t += VW) {
+    V r[NG][VW];
+#pragma GCC unroll 4
+    for (int g = 0; g < NG; ++g) {
+#pragma GCC unroll 16
+      for (int i = 0; i < VW; ++i) {
+        const int row = g * VW + i;
+        r[g][i] = row < mr ? simd_load<V>(a + (i0 + row) * lda + k + t) : V{};
+      }
+      transpose_block<T>(r[g]);
     }
+#pragma GCC unroll 16
+    for (int j = 0; j < VW; ++j)
+#pragma GCC unroll 4
+      for (int g = 0; g < NG; ++g) simd_store(Ap + (t + j) * kMR + g * VW, r[g][j]);
   }
+  for (; t < kb; ++t)
+    for (int r = 0; r < kMR; ++r) Ap[t * kMR + r] = r < mr ? a[(i0 + r) * lda + k + t] : T(0);
 }
 
-// After the panel [k, k+kb) is factored, apply it to the columns [c0, k) and [k+kb, c1).
+// After the panel [k, k+kb) is factored, apply it to the columns [c0, k) and [k+kb, c1) of every
+// row: C = (row in the panel ? 0 : C) + A * W, A the panel's columns, W a copy of the panel rows
+// (before the update). GotoBLAS-style: W is packed once into strips of NR columns (each segment's
+// last one padded with zeros), kb x NR contiguous (kb = 128: 16 KiB, from L2); each task takes
+// blocks of kMR rows, packs their kMR x kb of A (kept in L1) and sweeps the strips. Every C
+// element is summed in one order whatever the tasks: results do not depend on the thread count.
 template <class T>
 static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t kb) {
+  enum { NR = Strip<T>::NR };
   const int64_t n = wk.n, lda = wk.lda;
-  const int64_t w1 = k - c0, w2 = c1 - (k + kb), wt = w1 + w2;
-  if (wt <= 0) return;
+  const int64_t w1 = k - c0, w2 = c1 - (k + kb);
+  if (w1 + w2 <= 0) return;
   T* a = wk.a;
-  T* W = wk.W;
-  const int64_t ldw = padded_stride<T>(wt);
-  for (int64_t t = 0; t < kb; ++t) {
-    const T* src = a + (k + t) * lda;
-    memcpy(W + t * ldw, src + c0, (size_t)w1 * sizeof(T));
-    memcpy(W + t * ldw + w1, src + k + kb, (size_t)w2 * sizeof(T));
+  T* Wp = wk.W;
+  const int64_t ns1 = div_up(w1, NR), ns = ns1 + div_up(w2, NR);
+  auto strip = [&](int64_t s, int64_t& col, int& cols) {
+    const int64_t j = (s < ns1 ? s : s - ns1) * NR, w = s < ns1 ? w1 : w2;
+    col = (s < ns1 ? c0 : k + kb) + j;
+    cols = (int)(w - j < NR ? w - j : (int64_t)NR);
+  };
+  {
+    // memory-bound copies: tasks of >= 16K values (the top-level panel's W: ~8 tasks)
+    const int64_t npt = num_tasks(ns, (double)kb * NR, 1 << 14, kMaxInnerTasks);
+    auto pack = [&](size_t ti) {
+      int64_t s0, s1;
+      split_range(ns, npt, (int64_t)ti, s0, s1);
+      for (int64_t s = s0; s < s1; ++s) {
+        int64_t col;
+        int cols;
+        strip(s, col, cols);
+        T* dst = Wp + s * kb * NR;
+        for (int64_t t = 0; t < kb; ++t, dst += NR) {
+          const T* src = a + (k + t) * lda + col;
+          if (cols == NR) {
+            memcpy(dst, src, NR * sizeof(T));
+          } else {
+            for (int j = 0; j < cols; ++j) dst[j] = src[j];
+            for (int j = cols; j < NR; ++j) dst[j] = T(0);
+          }
+        }
+      }
+    };
+    parallel_for(wk.par, (size_t)npt, pack);
   }
   const int64_t nrb = div_up(n, kMR);
   // tasks of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a 128-wide
   // panel ran as one task at n = 512, a quarter of the work on one thread
-  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * wt, 1 << 18, kMaxInnerTasks);
+  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * (w1 + w2), 1 << 18, kMaxInnerTasks);
   auto task = [&](size_t ti) {
     int64_t rb0, rb1;
     split_range(nrb, nt, (int64_t)ti, rb0, rb1);
-    alignas(64) T Apb[kMR * kPanel];
+    alignas(64) T Ap[kMR * kPanel + VecT<T>::W];
     for (int64_t rb = rb0; rb < rb1; ++rb) {
       const int64_t i0 = rb * kMR;
-      const int mr = (int)(n - i0 < kMR ? n - i0 : kMR);
-      bool zero_row[kMR];
-      for (int r = 0; r < kMR; ++r) {
-        zero_row[r] = (i0 + r >= k && i0 + r < k + kb);
-        const T* src = a + (i0 + r) * lda + k;
-        if (r < mr)
-          for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = src[t];
-        else
-          for (int64_t t = 0; t < kb; ++t) Apb[t * kMR + r] = T(0);
+      const int mr = (int)(n - i0 < kMR ? n - i0 : (int64_t)kMR);
+      unsigned zero_rows = 0;
+      for (int r = 0; r < mr; ++r)
+        if (i0 + r >= k && i0 + r < k + kb) zero_rows |= 1u << r;
+      pack_a(a, lda, i0, mr, k, kb, Ap);
+      for (int64_t s = 0; s < ns; ++s) {
+        int64_t col, ncol;
+        int cols, ncols, nextr = mr;
+        strip(s, col, cols);
+        const T* next;
+        if (s + 1 < ns) {
+          strip(s + 1, ncol, ncols);
+          next = a + i0 * lda + ncol;
+        } else {  // the next block's first strip (or nothing)
+          strip(0, ncol, ncols);
+          const int64_t i1 = i0 + kMR;
+          nextr = rb + 1 < rb1 ? (int)(n - i1 < kMR ? n - i1 : (int64_t)kMR) : 0;
+          next = a + (nextr ? i1 : i0) * lda + ncol;
+        }
+        if (cols > VecT<T>::W)
+          micro_kernel<T, kNV>(a + i0 * lda + col, lda, mr, zero_rows, cols, Wp + s * kb * NR, Ap,
+                               kb, next, nextr);
+        else  // a segment's last strip, at most one vector wide: half the FMAs
+          micro_kernel<T, 1>(a + i0 * lda + col, lda, mr, zero_rows, cols, Wp + s * kb * NR, Ap,
+                             kb, next, nextr);
       }
-      if (w1 > 0) update_segment(a, lda, i0, mr, zero_row, c0, w1, W, ldw, Apb, kb);
-      if (w2 > 0) update_segment(a, lda, i0, mr, zero_row, k + kb, w2, W + w1, ldw, Apb, kb);
     }
   };
   parallel_for(wk.par, (size_t)nt, task);
@@ -458,10 +694,7 @@ template <class T>
 static void gj_level(Work<T>& wk, int64_t c0, int64_t c1) {
   const int64_t w = c1 - c0;
   if (w <= kLeaf) {
-    if (w == kLeaf)
-      gj_unblocked<T, kLeaf>(wk, c0, w);
-    else
-      gj_unblocked<T, 0>(wk, c0, w);
+    gj_leaf<T>(wk, c0, w);
     return;
   }
   const int64_t b = w > kPanel ? kPanel : kLeaf;
@@ -472,12 +705,14 @@ static void gj_level(Work<T>& wk, int64_t c0, int64_t c1) {
   }
 }
 
-// Scratch for one matrix of size n: perm, rk, W and the working copy of the matrix.
+// Scratch for one matrix of size n: perm and its inverse, the packed W, a leaf's L and the working
+// copy of the matrix.
 template <class T>
 static size_t scratch_bytes(int64_t n) {
   const size_t lda = (size_t)padded_stride<T>(n);
-  return (size_t)n * sizeof(int) + (size_t)n * sizeof(T) + (size_t)(kPanel + n) * lda * sizeof(T) +
-         3 * 64;
+  return 2 * (size_t)n * sizeof(int) +
+         ((size_t)kPanel * (size_t)(n + 2 * Strip<T>::NR) + (size_t)(kLeaf + n) * lda) * sizeof(T) +
+         4 * 64;
 }
 
 static inline char* align64(char* p) {
@@ -502,15 +737,16 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk) {
   }
   for (int64_t i = 0; i < n; ++i) wk.perm[i] = (int)i;
   gj_level(wk, 0, n);
+  int* OC_RESTRICT from = wk.perm + n;  // dst[i][j] = X[i][from[j]]: a gather, stores in order
+  for (int64_t m = 0; m < n; ++m) from[wk.perm[m]] = (int)m;
   {
     auto store = [&](size_t ti) {
       int64_t r0, r1;
       split_range(n, nt, (int64_t)ti, r0, r1);
-      const int* perm = wk.perm;
       for (int64_t i = r0; i < r1; ++i) {
-        const T* row = a + i * lda;
-        S* drow = dst + i * n;
-        for (int64_t m = 0; m < n; ++m) drow[perm[m]] = Conv<S, T>::store(row[m]);
+        const T* OC_RESTRICT row = a + i * lda;
+        S* OC_RESTRICT drow = dst + i * n;
+        for (int64_t j = 0; j < n; ++j) drow[j] = Conv<S, T>::store(row[from[j]]);
       }
     };
     parallel_for(wk.par, (size_t)nt, store);
@@ -524,11 +760,13 @@ static void setup_work(Work<T>& wk, char* buf, int64_t n, const oc_parallel& par
   wk.lda = padded_stride<T>(n);
   wk.par = par;
   wk.perm = (int*)p;
-  p = align64(p + (size_t)n * sizeof(int));
-  wk.rk = (T*)p;
-  p = align64(p + (size_t)n * sizeof(T));
+  p = align64(p + 2 * (size_t)n * sizeof(int));
   wk.W = (T*)p;
-  wk.a = wk.W + kPanel * wk.lda;
+  p = align64(p + (size_t)kPanel * (size_t)(n + 2 * Strip<T>::NR) * sizeof(T));
+  wk.ldl = wk.lda;  // rows n..ldl of L: padding of the vector loops
+  wk.L = (T*)p;
+  p = align64(p + (size_t)kLeaf * (size_t)wk.ldl * sizeof(T));
+  wk.a = (T*)p;
 }
 
 // Returns OC_OUT_OF_MEMORY when a scratch buffer cannot be allocated (the matrices it was for
