@@ -60,7 +60,7 @@ int oc_cholesky_f64(const double* a, double* l, int32_t* info, int64_t batch, in
 // kLeaf: widest unblocked diagonal block, also the alignment of the recursion's splits (a multiple
 // of every pass's lanes); kRowUnit: rows per unit of the parallel solve; kTaskCols: columns per unit
 // of the parallel update.
-enum : int64_t { kLeaf = 16, kTrsmLeaf = 16, kRowUnit = 64, kTaskCols = 8 * kNR, kMaxInnerTasks = 64,
+enum : int64_t { kLeaf = 16, kTrsmLeaf = 16, kRowUnit = 64, kTaskCols = 48, kMaxInnerTasks = 64,
                  kSmall = 16 };
 
 // ---------------------------------------------------------------------------------------- n > 16

@@ -22,6 +22,10 @@
 #include "lu.h"
 #include "parallel.h"
 
+#if defined(__SSE2__)
+#include <immintrin.h>  // the AVX-512 pass's masked loads and stores (lu_recursive.inc)
+#endif
+
 namespace oc {
 #define OC_ISA_PASS_FILE "solve.cpp"
 #define OC_ISA_PASS_NS lu
@@ -222,9 +226,10 @@ static OC_ALWAYS_INLINE T lu_at(const T* f, int64_t n, int64_t i, int64_t j) {
   return n > kSmall ? f[j * n + i] : f[i * n + j];
 }
 
+// diag_only: of the factors of a large matrix (n > kSmall) only U's diagonal need be stored (slogdet).
 template <class T>
 void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n, bool transpose,
-            oc_parallel par) {
+            oc_parallel par, bool diag_only = false) {
   const int64_t nn = n * n;
   const double work = (double)nn * (double)n;
   if (n > kSmall && (batch == 1 || (batch < 4 && n > 256))) {  // few large: the parallelism is inside each
@@ -232,7 +237,8 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
     T* scratch = (T*)malloc((size_t)(padded_stride<T>(n) * n) * sizeof(T) + 64);
     T* aligned = scratch ? (T*)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : nullptr;
     for (int64_t m = 0; m < batch; ++m)
-      factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, par, kMaxInnerTasks);
+      factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, par, kMaxInnerTasks,
+                   diag_only);
     free(scratch);
     return;
   }
@@ -240,15 +246,19 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
   auto task = [&](size_t t) {
     int64_t m0, m1;
     split_range(batch, nt, (int64_t)t, m0, m1);
+    // n > kSmall: a padded working copy for this task's matrices too (see padded_stride)
+    T* scratch = n > kSmall ? (T*)malloc((size_t)(padded_stride<T>(n) * n) * sizeof(T) + 64) : nullptr;
+    T* aligned = scratch ? (T*)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : nullptr;
     for (int64_t m = m0; m < m1; ++m) {
       if (n > kSmall) {
-        factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, (T*)nullptr, oc_serial, 1);
+        factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, oc_serial, 1, diag_only);
         continue;
       }
       load_matrix(a + m * nn, lu + m * nn, n, transpose);
       info[m] = 0;
       factor_one(lu + m * nn, n, piv + m * n, info + m);
     }
+    free(scratch);
   };
   parallel_for(par, (size_t)nt, task);
 }
@@ -428,7 +438,7 @@ void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs,
              oc_parallel par) {
   const bool fused = n <= OC_LU_FUSED_MAX_N;
   if (!fused)  // the factors first (parallel inside large matrices), then a pass for the determinants
-    factor(a, lu, piv, info, count, n, false, par);
+    factor(a, lu, piv, info, count, n, false, par, true);
   const int64_t nt = num_tasks(count, (double)n * n * n, 1 << 15, 1024);
   auto task = [&](size_t t) {
     int64_t m0, m1;
