@@ -277,6 +277,21 @@ static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t
         xp[c] = t;
       }
     }
+  if (n > kSmall) {  // column-major factors: down their columns (by rows, a cache miss per element)
+    for (int64_t j = 0; j + 1 < n; ++j) {
+      const T* xj = x + j * k + c0;
+      const T* lj = lu + j * n;
+      for (int64_t i = j + 1; i < n; ++i) axpy_sub(x + i * k + c0, xj, lj[i], w);
+    }
+    for (int64_t j = n - 1; j >= 0; --j) {
+      T* xj = x + j * k + c0;
+      const T d = lu[j * n + j];
+      for (int64_t c = 0; c < w; ++c) xj[c] /= d;
+      const T* uj = lu + j * n;
+      for (int64_t i = 0; i < j; ++i) axpy_sub(x + i * k + c0, xj, uj[i], w);
+    }
+    return;
+  }
   for (int64_t i = 1; i < n; ++i) {
     T* xi = x + i * k + c0;
     for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, n, i, j), w);
@@ -334,6 +349,9 @@ void solve(const T* lu, const int32_t* piv, const T* b, T* x, const int64_t* a_i
           memcpy(xm + r * n, bm + r * n, (size_t)n * sizeof(T));
           solve_vec(f, p, xm + r * n, n);
         }
+      } else if (k == 1) {  // one column: contiguous, the vector's steps
+        memcpy(xm, bm, (size_t)n * sizeof(T));
+        solve_vec(f, p, xm, n);
       } else {
         for (int64_t i = 0; i < n; ++i) memcpy(xm + i * k + lo, bm + i * k + lo, (size_t)(hi - lo) * sizeof(T));
         solve_cols(f, p, xm, n, k, lo, hi);
