@@ -76,19 +76,24 @@ def _fma_loop():
     return fn  # a ctypes.CDLL function: it releases the GIL, so threads run it in parallel
 
 
-def fma_peak(threads: int, seconds: float = 0.05, reps: int = 3) -> float:
-    """The float32 FMA rate (flop/s) of `threads` threads each running the kernels' loop at once,
-    best of `reps` rounds of about `seconds`."""
-    fn = _fma_loop()
+def _iterations(fn, seconds: float) -> int:
+    """The count for which the FMA loop fn runs about `seconds` on one thread."""
     iters = 1000
-    while True:  # calibrate on one thread
+    while True:
         t = time.perf_counter()
         fn(iters)
         t = time.perf_counter() - t
         if t >= seconds / 4 or iters > 1 << 40:
             break
         iters *= 4
-    iters = max(1, int(iters * seconds / max(t, 1e-9)))
+    return max(1, int(iters * seconds / max(t, 1e-9)))
+
+
+def fma_peak(threads: int, seconds: float = 0.05, reps: int = 3) -> float:
+    """The float32 FMA rate (flop/s) of `threads` threads each running the kernels' loop at once,
+    best of `reps` rounds of about `seconds`."""
+    fn = _fma_loop()
+    iters = _iterations(fn, seconds)
     best = 0.0
     for _ in range(reps):
         flops = [0.0] * threads
@@ -116,15 +121,7 @@ def noise(reps: int, rep_time: float, pause: float) -> float:
     the spread the machine itself adds (a shared VM's other tenants, clock changes), under which no
     impl's spread can be expected to fall."""
     fn = _fma_loop()
-    iters = 1000
-    while True:
-        t = time.perf_counter()
-        fn(iters)
-        t = time.perf_counter() - t
-        if t >= rep_time / 4 or iters > 1 << 40:
-            break
-        iters *= 4
-    iters = max(1, int(iters * rep_time / max(t, 1e-9)))
+    iters = _iterations(fn, rep_time)
     times = []
     for _ in range(max(2, reps)):
         time.sleep(pause)
