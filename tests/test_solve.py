@@ -174,6 +174,21 @@ def test_nan_inf_and_empty_as_torch():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [16, 37, 300])  # whole vectors, a partial one, and two column chunks (256 + 44)
+def test_many_right_hand_sides_of_a_large_matrix(dtype, k):
+    """B with many columns (the large factors' blocked column solve): every column solved as alone."""
+    rng = np.random.default_rng(k)
+    n = 150
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, k)).astype(dtype)
+    x = solve_all_paths(a, b)
+    assert_solution(a, b, x)
+    alone = np.stack([kernels.solve(a, np.ascontiguousarray(b[:, [c]]))[:, 0] for c in (0, k // 2, k - 1)], 1)
+    cond = np.linalg.cond(a.astype(np.float64))
+    np.testing.assert_allclose(x[:, [0, k // 2, k - 1]], alone, rtol=0, atol=cond * 64 * n * EPS[dtype] * np.abs(alone).max())
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_large_and_badly_conditioned(dtype):
     rng = np.random.default_rng(5)
     n = 600
