@@ -268,10 +268,11 @@ def test_only_some_outputs_used_and_symbolic_shapes():
             assert sess.run(["Q"], {"A": a})[0].shape == (0,)
 
 
-def test_large_single_matrix_path_equals_the_batch_path():
+@pytest.mark.parametrize("shape", [(4, 200, 150), (4, 560, 400)])  # narrow panels; wide ones (past 1.5 MiB)
+def test_large_single_matrix_path_equals_the_batch_path(shape):
     """One large matrix is split across tasks (panels' trailing columns, Q's columns); the same matrix in a batch
     of 4 is done by one task: the same arithmetic per column, so the same bits."""
-    a = np.random.default_rng(11).standard_normal((4, 200, 150))
+    a = np.random.default_rng(11).standard_normal(shape)
     for mode in ("reduced", "complete"):
         q1, r1 = kernels.qr(a[1], mode=mode)
         qb, rb = kernels.qr(a, mode=mode)

@@ -8,7 +8,7 @@
 // have overflowed or lost precision to underflow (dnrm2's guarantee, without its cost per entry).
 // Applying H = I - tau v v^T to a column is a dot product and an axpy along contiguous memory.
 //
-// Factorization by panels of kPanel columns, each split in halves recursively down to kLeaf columns
+// Factorization by panels of kNarrow or kPanel columns (panel_width), each split in halves recursively down to kLeaf columns
 // (the left half's reflectors reach the right half at once, as below), left-looking inside a leaf
 // (each column gets the leaf's earlier reflectors, then makes its own). The trailing columns get the panel's
 // reflectors at once in LAPACK's compact WY form, H_p0 ... H_p1-1 = I - V T V^T (dlarft): two
@@ -55,7 +55,7 @@ int oc_qr_f64(const double* a, double* q, double* r, int64_t batch, int64_t m, i
 
 #include "simd.inc"
 
-enum : int64_t { kPanel = 32, kGroup = 8, kSmall = 8, kLarge = 48, kMaxInnerTasks = 64 };
+enum : int64_t { kPanel = 64, kNarrow = 32, kGroup = 8, kSmall = 8, kLarge = 48, kMaxInnerTasks = 64 };
 
 // The sum of a vector's lanes, by halves (a few adds, not W - 1 in a chain).
 template <class T, int W>
@@ -251,7 +251,7 @@ static void pack_v(const T* w, int64_t m, int64_t p0, int64_t p1, T* vd, T* vdt)
   }
 }
 
-enum : int64_t { kChunk = 32, kBlockedMin = 16, kLeaf = 16 };
+enum : int64_t { kChunk = 64, kBlockedMin = 16, kLeaf = 16 };
 static_assert((int64_t)kPanel <= (int64_t)kChunk, "form_t's V^T V takes a panel's columns as one chunk");
 
 // wbt (column c of W = V^T C at wbt + c * nbp) for C's columns c in [0, nc) at cols + c * m + p0 (length L): an
@@ -399,7 +399,10 @@ static void c_minus_vw(const T* vd, int64_t L, int64_t nb, int64_t nbp, T* cols,
   }
 }
 
-// Columns [c0, c1) (each of length m, rows [p0, m) touched) <- (I - V M V^T) times them, kChunk at a time, mt
+// The columns apply_block takes at a time for a panel of nb: as many as the panel is wide (kNarrow or kChunk).
+static inline int64_t chunk_of(int64_t nb) { return nb > kNarrow ? (int64_t)kChunk : (int64_t)kNarrow; }
+
+// Columns [c0, c1) (each of length m, rows [p0, m) touched) <- (I - V M V^T) times them, chunk_of(nb) at a time, mt
 // the rows of M^T: the factorization's update is H_p1-1 ... H_p0 = I - V T^T V^T (mt = T), Q's H_p0 ... H_p1-1 =
 // I - V T V^T (mt = T^T).
 template <class T>
@@ -407,8 +410,9 @@ static void apply_block(const T* vd, const T* vdt, const T* mt, int64_t m, int64
                         int64_t c0, int64_t c1) {
   const int64_t L = m - p0, nbp = padded<T>(nb);
   T wbt[kChunk * ((int64_t)kPanel > 2 * Vec<T>::W ? (int64_t)kPanel : 2 * Vec<T>::W)];
-  for (int64_t c = c0; c < c1; c += kChunk) {
-    const int64_t nc = c + kChunk < c1 ? kChunk : c1 - c;
+  const int64_t chunk = chunk_of(nb);
+  for (int64_t c = c0; c < c1; c += chunk) {
+    const int64_t nc = c + chunk < c1 ? chunk : c1 - c;
     T* base = cols + c * m;
     vt_c(vdt, L, nbp, base, m, p0, nc, wbt);
     times_m(mt, nb, nbp, nc, wbt);
@@ -434,14 +438,22 @@ static void factor_panel_rec(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m
   factor_panel_rec(w, tau, t, tt, vd, vdt, m, mid, p1);
 }
 
+// The blocked paths' panel width: kPanel columns where the matrix is past what L2 holds (each
+// panel's update streams the trailing columns once: wider panels, half the traffic), else kNarrow
+// (less of the work in the panel's own, narrower, steps).
+template <class T>
+static int64_t panel_width(int64_t m, int64_t n) {
+  return (double)m * (double)n * (double)sizeof(T) > (double)(3 << 19) ? kPanel : kNarrow;
+}
+
 // The factorization of one m x n matrix w (transposed, columns of m) with the blocked update, its steps on
 // `par` (tasks: at most; 1: all here). Scratch: t and tt (kPad^2 each), vd (kPanel m), vdt (kPad m).
 template <class T>
 static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, int64_t n, const oc_parallel& par,
                            int64_t tasks) {
-  const int64_t k = m < n ? m : n;
-  for (int64_t p0 = 0; p0 < k; p0 += kPanel) {
-    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k, nb = p1 - p0;
+  const int64_t k = m < n ? m : n, pw = panel_width<T>(m, n);
+  for (int64_t p0 = 0; p0 < k; p0 += pw) {
+    const int64_t p1 = p0 + pw < k ? p0 + pw : k, nb = p1 - p0;
     factor_panel_rec(w, tau, t, tt, vd, vdt, m, p0, p1);
     const int64_t rest = n - p1;
     if (rest <= 0) continue;
@@ -451,13 +463,13 @@ static void factor_blocked(T* w, T* tau, T* t, T* tt, T* vd, T* vdt, int64_t m, 
     }
     pack_v(w, m, p0, p1, vd, vdt);
     form_t(vd, vdt, tau + p0, m - p0, nb, t, tt);
-    const int64_t chunks = div_up(rest, kChunk);
-    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
+    const int64_t chunk = chunk_of(nb), chunks = div_up(rest, chunk);
+    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)chunk * (double)nb * (double)(m - p0), 1 << 17,
                                              tasks) : 1;
     auto task = [&](size_t i) {
       int64_t g0, g1;
       split_range(chunks, nt, (int64_t)i, g0, g1);
-      apply_block(vd, vdt, t, m, p0, nb, w, p1 + g0 * kChunk, std::min(n, p1 + g1 * kChunk));
+      apply_block(vd, vdt, t, m, p0, nb, w, p1 + g0 * chunk, std::min(n, p1 + g1 * chunk));
     };
     parallel_for(par, (size_t)nt, task);
   }
@@ -470,8 +482,9 @@ static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt,
   memset(qc, 0, (size_t)(m * qcols) * sizeof(T));
   for (int64_t c = 0; c < qcols; ++c) qc[c * m + c] = T(1);
   if (k == 0) return;
-  for (int64_t p0 = (k - 1) / kPanel * kPanel; p0 >= 0; p0 -= kPanel) {
-    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k, nb = p1 - p0;
+  const int64_t pw = panel_width<T>(m, qcols);
+  for (int64_t p0 = (k - 1) / pw * pw; p0 >= 0; p0 -= pw) {
+    const int64_t p1 = p0 + pw < k ? p0 + pw : k, nb = p1 - p0;
     const int64_t cols = qcols - p0;  // columns < p0 are still unit vectors this panel leaves alone
     if (nb < kBlockedMin || cols < kBlockedMin) {
       for (int64_t c = p0; c < qcols; ++c)
@@ -480,13 +493,13 @@ static void form_q_blocked(const T* w, const T* tau, T* t, T* tt, T* vd, T* vdt,
     }
     pack_v(w, m, p0, p1, vd, vdt);
     form_t(vd, vdt, tau + p0, m - p0, nb, t, tt);
-    const int64_t chunks = div_up(cols, kChunk);
-    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)kChunk * (double)nb * (double)(m - p0), 1 << 17,
+    const int64_t chunk = chunk_of(nb), chunks = div_up(cols, chunk);
+    const int64_t nt = tasks > 1 ? num_tasks(chunks, 4.0 * (double)chunk * (double)nb * (double)(m - p0), 1 << 17,
                                              tasks) : 1;
     auto task = [&](size_t i) {
       int64_t g0, g1;
       split_range(chunks, nt, (int64_t)i, g0, g1);
-      apply_block(vd, vdt, tt, m, p0, nb, qc, p0 + g0 * kChunk, std::min(qcols, p0 + g1 * kChunk));
+      apply_block(vd, vdt, tt, m, p0, nb, qc, p0 + g0 * chunk, std::min(qcols, p0 + g1 * chunk));
     };
     parallel_for(par, (size_t)nt, task);
   }
@@ -509,8 +522,8 @@ static OC_ALWAYS_INLINE void one(const T* a, T* q, T* r, int64_t m_, int64_t n_,
   const int64_t m = MF ? MF : m_, n = NF ? NF : n_;
   const int64_t k = m < n ? m : n;
   load_t(a, w, m, n);
-  for (int64_t p0 = 0; p0 < k; p0 += kPanel) {
-    const int64_t p1 = p0 + kPanel < k ? p0 + kPanel : k;
+  for (int64_t p0 = 0; p0 < k; p0 += kNarrow) {
+    const int64_t p1 = p0 + kNarrow < k ? p0 + kNarrow : k;
     factor_panel(w, tau, m, p0, p1);
     apply_forward(w, tau, m, p0, p1, w, p1, n);
   }
