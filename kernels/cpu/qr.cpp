@@ -254,29 +254,38 @@ static void pack_v(const T* w, int64_t m, int64_t p0, int64_t p1, T* vd, T* vdt)
 enum : int64_t { kChunk = 64, kBlockedMin = 16, kLeaf = 16 };
 static_assert((int64_t)kPanel <= (int64_t)kChunk, "form_t's V^T V takes a panel's columns as one chunk");
 
+// Columns per register tile of the WY products: 8 (16 accumulators) with AVX-512's 32 registers, 4 with 16.
+#if OC_VEC_BYTES >= 64
+enum { kCB = 8 };
+#else
+enum { kCB = 4 };
+#endif
+
 // wbt (column c of W = V^T C at wbt + c * nbp) for C's columns c in [0, nc) at cols + c * m + p0 (length L): an
-// outer-product form (rows of V against broadcast entries of C: no horizontal sums), four columns and two vectors
+// outer-product form (rows of V against broadcast entries of C: no horizontal sums), kCB columns and two vectors
 // of V's row at a time; V's zeros above its diagonal skipped.
 template <class T>
 static void vt_c(const T* vdt, int64_t L, int64_t nbp, const T* cols, int64_t m, int64_t p0, int64_t nc, T* wbt) {
   typedef typename Vec<T>::type V;
   enum { W = Vec<T>::W };
   int64_t c = 0;
-  for (; c + 4 <= nc; c += 4) {
-    const T* x[4] = {cols + c * m + p0, cols + (c + 1) * m + p0, cols + (c + 2) * m + p0, cols + (c + 3) * m + p0};
+  for (; c + kCB <= nc; c += kCB) {
+    const T* x[kCB];
+#pragma GCC unroll 8
+    for (int b = 0; b < kCB; ++b) x[b] = cols + (c + b) * m + p0;
     for (int64_t i0 = 0; i0 < nbp; i0 += 2 * W) {
-      V acc[4][2] = {};
+      V acc[kCB][2] = {};
       for (int64_t r = i0 < L ? i0 : L; r < L; ++r) {
         const V v0 = vload<V>(vdt + r * nbp + i0), v1 = vload<V>(vdt + r * nbp + i0 + W);
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; ++b) {
+#pragma GCC unroll 8
+        for (int b = 0; b < kCB; ++b) {
           const T xb = x[b][r];
           acc[b][0] += v0 * xb;
           acc[b][1] += v1 * xb;
         }
       }
-#pragma GCC unroll 4
-      for (int b = 0; b < 4; ++b) {
+#pragma GCC unroll 8
+      for (int b = 0; b < kCB; ++b) {
         vstore(wbt + (c + b) * nbp + i0, acc[b][0]);
         vstore(wbt + (c + b) * nbp + i0 + W, acc[b][1]);
       }
@@ -351,7 +360,7 @@ static void times_m(const T* mt, int64_t nb, int64_t nbp, int64_t nc, T* wbt) {
   }
 }
 
-// C -= V W for C's columns c in [0, nc) at cols + c * m + p0 (length L), W's column c at wbt + c * nbp: four
+// C -= V W for C's columns c in [0, nc) at cols + c * m + p0 (length L), W's column c at wbt + c * nbp: kCB
 // columns by two vectors of rows in registers; V's zeros above its diagonal skipped.
 template <class T>
 static void c_minus_vw(const T* vd, int64_t L, int64_t nb, int64_t nbp, T* cols, int64_t m, int64_t p0, int64_t nc,
@@ -359,35 +368,37 @@ static void c_minus_vw(const T* vd, int64_t L, int64_t nb, int64_t nbp, T* cols,
   typedef typename Vec<T>::type V;
   enum { W = Vec<T>::W };
   int64_t c = 0;
-  for (; c + 4 <= nc; c += 4) {
-    T* x[4] = {cols + c * m + p0, cols + (c + 1) * m + p0, cols + (c + 2) * m + p0, cols + (c + 3) * m + p0};
+  for (; c + kCB <= nc; c += kCB) {
+    T* x[kCB];
+#pragma GCC unroll 8
+    for (int b = 0; b < kCB; ++b) x[b] = cols + (c + b) * m + p0;
     const T* wc = wbt + c * nbp;
     int64_t r = 0;
     for (; r + 2 * W <= L; r += 2 * W) {
-      V acc[4][2];
-#pragma GCC unroll 4
-      for (int b = 0; b < 4; ++b) {
+      V acc[kCB][2];
+#pragma GCC unroll 8
+      for (int b = 0; b < kCB; ++b) {
         acc[b][0] = vload<V>(x[b] + r);
         acc[b][1] = vload<V>(x[b] + r + W);
       }
       const int64_t ie = r + 2 * W < nb ? r + 2 * W : nb;  // rows r.. of V's columns past them are zero
       for (int64_t i = 0; i < ie; ++i) {
         const V v0 = vload<V>(vd + i * L + r), v1 = vload<V>(vd + i * L + r + W);
-#pragma GCC unroll 4
-        for (int b = 0; b < 4; ++b) {
+#pragma GCC unroll 8
+        for (int b = 0; b < kCB; ++b) {
           const T f = wc[b * nbp + i];
           acc[b][0] -= v0 * f;
           acc[b][1] -= v1 * f;
         }
       }
-#pragma GCC unroll 4
-      for (int b = 0; b < 4; ++b) {
+#pragma GCC unroll 8
+      for (int b = 0; b < kCB; ++b) {
         vstore(x[b] + r, acc[b][0]);
         vstore(x[b] + r + W, acc[b][1]);
       }
     }
     for (; r < L; ++r)
-      for (int b = 0; b < 4; ++b) {
+      for (int b = 0; b < kCB; ++b) {
         T acc = x[b][r];
         for (int64_t i = 0; i < nb; ++i) acc -= vd[i * L + r] * wc[b * nbp + i];
         x[b][r] = acc;
