@@ -4,11 +4,14 @@
 // pivot search down contiguous columns, nearly all flops in a register-tiled product split across
 // tasks), its factors left column-major in lu (lu_at reads either layout).
 //
-// Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U by rows
-// of X (each step an axpy along a contiguous row segment of a column chunk); as rows (one vector
-// per row: vectors, and X A = B on A's transposed factors), forward and back substitution by dot
-// products of contiguous rows of the factors (by axpys down their columns when column-major). n <= 8 with no broadcast: each matrix is factored and
-// solved (or its determinant read off) in one pass while in cache, its factors never stored.
+// Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U: for
+// n <= kSmall by rows of X (each step an axpy along a contiguous row segment of a column chunk),
+// for larger n on a column-major copy of the chunk as a recursive blocked trsm (the halves in turn,
+// the first taken off the second by the product of column_major.inc; one column: the vector's
+// steps); as rows (one vector per row: vectors, and X A = B on A's transposed factors), forward and
+// back substitution by dot products of contiguous rows of the factors (by axpys down their columns
+// when column-major). n <= 8 with no broadcast: each matrix is factored and solved (or its
+// determinant read off) in one pass while in cache, its factors never stored.
 // Determinants: one log per matrix (a mantissa and exponent product: no overflow, no underflow).
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
