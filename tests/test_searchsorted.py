@@ -101,6 +101,25 @@ def test_side_overrides_right_and_sorter_sorts_each_row():
         assert_all_paths(seq, values, None, right, side)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, np.int32])
+def test_short_rows_counted_or_bisected_give_torchs_answers(dtype):
+    """Short rows found ascending and NaN-free are searched by counting; the others (unsorted, a NaN
+    boundary) by the bisection: every row torch's answer, across blocks of values."""
+    rng = np.random.default_rng(6)
+    seq = np.sort(rng.integers(-8, 8, (4, 20)), axis=-1).astype(dtype)
+    seq[1] = seq[1][::-1]  # descending: not ascending
+    if np.issubdtype(dtype, np.floating):
+        seq[2, -1] = np.nan  # ascending but for a NaN: the bisection's answers
+        seq[3, 0] = -0.0
+    values = rng.integers(-10, 10, (4, 600)).astype(dtype)
+    if np.issubdtype(dtype, np.floating):
+        values[:, ::7] = np.nan
+        values[:, 1::7] = -0.0
+        values[:, 2::7] = np.inf
+    for right in (0, 1):
+        assert_all_paths(seq, values, right=right)
+
+
 def test_large_sequence_and_many_values():
     rng = np.random.default_rng(4)
     seq = np.sort(rng.standard_normal(1_000_000).astype(np.float32))
