@@ -73,7 +73,6 @@ void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, doub
 #include "simd.inc"
 
 enum : int64_t { kSmall = 64, kChunk = 256 };  // n <= kSmall: unblocked (recursion costs more)
-enum : int64_t { kSolveLeaf = 16 };            // rows of the large factors' column solves' leaf blocks
 
 // y[0:len] -= f * x[0:len]
 template <class T>
@@ -120,6 +119,7 @@ static OC_ALWAYS_INLINE int64_t pivot_row(const T* w, int64_t lda, int64_t j, in
 }
 
 #include "lu_recursive.inc"  // factor_large: n > kSmall
+#include "trsm.inc"          // the large factors' solves with several right-hand sides
 
 // Unblocked steps [k0, k1) on rows [k0, n), updating only columns < c_end (the panel; the whole
 // matrix when unblocked). Row swaps move whole rows (length lda). Records pivots and the first zero
@@ -267,65 +267,14 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
   parallel_for(par, (size_t)nt, task);
 }
 
-// Rows [j0, j1) of the w columns xc (column-major, ldx apart) solved with the diagonal block of
-// the column-major factors (L's unit lower triangle, or U's upper one): through t, the block as
-// rows of wp >= w (whole vectors, zero-padded), each row taking the rows solved before it a vector
-// of columns at a time (the block's axpys down xc's columns would be a few vectors long and mostly tail).
-template <class T>
-static void solve_block_rows(const T* lu, int64_t n, int64_t j0, int64_t j1, T* xc, int64_t ldx, int64_t w, bool lower,
-                             T* t, int64_t wp) {
-  typedef typename Vec<T>::type V;
-  enum { W = Vec<T>::W };
-  const int64_t nb = j1 - j0;
-  for (int64_t r = 0; r < nb; ++r)
-    for (int64_t c = w; c < wp; ++c) t[r * wp + c] = T(0);
-  for (int64_t c = 0; c < w; ++c)
-    for (int64_t r = 0; r < nb; ++r) t[r * wp + c] = xc[c * ldx + j0 + r];
-  for (int64_t s = 0; s < wp; s += W)
-    for (int64_t q = 0; q < nb; ++q) {
-      const int64_t r = lower ? q : nb - 1 - q, i = j0 + r;
-      V acc = vload<V>(t + r * wp + s);
-      const int64_t p0 = lower ? 0 : r + 1, p1 = lower ? r : nb;
-      const T* l = lu + (j0 + p0) * n + i;  // the factor's row i, one element per solved row
-      const T* y = t + p0 * wp + s;
-      for (int64_t p = p0; p < p1; ++p, l += n, y += wp) acc -= *l * vload<V>(y);
-      if (!lower) acc /= lu[i * n + i];
-      vstore(t + r * wp + s, acc);
-    }
-  for (int64_t c = 0; c < w; ++c)
-    for (int64_t r = 0; r < nb; ++r) xc[c * ldx + j0 + r] = t[r * wp + c];
-}
-
-// Rows [j0, j1) of xc (w columns, ldx apart) solved with the column-major factors' diagonal block,
-// recursively as a blocked trsm: the halves solved in turn, the first one taken off the second by
-// the product (column_major.inc); blocks of kSolveLeaf rows or fewer by solve_block_rows (t).
-template <class T>
-static void solve_rows_rec(const T* lu, int64_t n, int64_t j0, int64_t j1, T* xc, int64_t ldx, int64_t w, bool lower,
-                           T* t, int64_t wp) {
-  if (j1 - j0 <= kSolveLeaf) {
-    solve_block_rows(lu, n, j0, j1, xc, ldx, w, lower, t, wp);
-    return;
-  }
-  const int64_t mid = j0 + (j1 - j0) / 2;
-  if (lower) {
-    solve_rows_rec(lu, n, j0, mid, xc, ldx, w, true, t, wp);
-    gemm_sub_at(xc + mid, ldx, lu + j0 * n + mid, n, xc + j0, ldx, j1 - mid, w, mid - j0);
-    solve_rows_rec(lu, n, mid, j1, xc, ldx, w, true, t, wp);
-  } else {
-    solve_rows_rec(lu, n, mid, j1, xc, ldx, w, false, t, wp);
-    gemm_sub_at(xc + j0, ldx, lu + mid * n + j0, n, xc + mid, ldx, mid - j0, w, j1 - mid);
-    solve_rows_rec(lu, n, j0, mid, xc, ldx, w, false, t, wp);
-  }
-}
-
 // w columns of x (row-major, k apart; already row-swapped) solved with the column-major factors
-// of a large matrix (n > kSmall) through xc, a column-major copy (ldx apart), L then U (solve_rows_rec).
+// of a large matrix (n > kSmall) through xc, a column-major copy (ldx apart), L then U (trsm.inc).
 template <class T>
 static void solve_cols_large(const T* lu, T* x, int64_t k, T* xc, int64_t ldx, T* t, int64_t wp, int64_t n, int64_t w) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t c = 0; c < w; ++c) xc[c * ldx + i] = x[i * k + c];
-  solve_rows_rec(lu, n, 0, n, xc, ldx, w, true, t, wp);
-  solve_rows_rec(lu, n, 0, n, xc, ldx, w, false, t, wp);
+  tri_left(lu, n, 0, n, true, true, xc, ldx, w, t, wp);
+  tri_left(lu, n, 0, n, false, false, xc, ldx, w, t, wp);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t c = 0; c < w; ++c) x[i * k + c] = xc[c * ldx + i];
 }
@@ -345,8 +294,8 @@ static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t
       }
     }
   if (n > kSmall) {  // column-major factors: blocked, on a column-major copy (solve_cols_large)
-    const int64_t ldx = padded_stride<T>(n), wp = div_up(w, Vec<T>::W) * Vec<T>::W;
-    T* xc = (T*)malloc((size_t)(ldx * w + kSolveLeaf * wp) * sizeof(T));
+    const int64_t ldx = padded_stride<T>(n), wp = tri_left_wp<T>(w);
+    T* xc = (T*)malloc((size_t)(ldx * w + kTriLeaf * wp) * sizeof(T));
     if (xc) {
       solve_cols_large(lu, x + c0, k, xc, ldx, xc + ldx * w, wp, n, w);
       free(xc);

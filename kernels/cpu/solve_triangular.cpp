@@ -1,0 +1,136 @@
+// Triangular solves (torch.linalg.solve_triangular) as blocked trsm on the operands as they lie:
+// a row-major matrix read column-major is its transpose, so with F = A^T (A's memory, column-major)
+//   A X = B  <=>  X^T F = B^T  with X^T column-major = X's memory (rows of X as columns),
+//   X A = B  <=>  F X^T = B^T  with X^T column-major = X's memory,
+// a right-side or left-side column-major trsm with F lower where A is upper (trsm.inc: recursive,
+// nearly all flops in the product of column_major.inc). No copy but B into X. The left case's
+// chunk of X's columns is a block of rows of X^T; the right case's chunk of X's rows, of columns.
+// Fewer than kFewCols right-hand sides: plain substitution on each (A X = B: rows of X as vectors,
+// less A's rows' entries times the solved rows; X A = B: axpys along A's rows), the tiles would be mostly empty.
+//
+// Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
+
+#ifndef OC_ISA_PASS
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel.h"
+#include "solve_triangular.h"
+
+#if defined(__SSE2__)
+#include <immintrin.h>  // the AVX-512 pass's masked loads and stores (column_major.inc)
+#endif
+
+namespace oc {
+#define OC_ISA_PASS_FILE "solve_triangular.cpp"
+#define OC_ISA_PASS_NS trsm
+#include "isa_passes.inc"  // oc::trsm_base, _avx2, _avx512
+}  // namespace oc
+
+void oc_solve_triangular_f32(const float* a, const float* b, float* x, int64_t n, int64_t k, int64_t c0, int64_t c1,
+                             bool left, bool upper, bool unit) {
+  OC_ISA_CALL(oc::trsm, solve<float>, a, b, x, n, k, c0, c1, left, upper, unit);
+}
+void oc_solve_triangular_f64(const double* a, const double* b, double* x, int64_t n, int64_t k, int64_t c0,
+                             int64_t c1, bool left, bool upper, bool unit) {
+  OC_ISA_CALL(oc::trsm, solve<double>, a, b, x, n, k, c0, c1, left, upper, unit);
+}
+
+#else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
+
+#include "simd.inc"
+#include "column_major.inc"  // gemm_sub_at, axpy_fms
+#include "trsm.inc"          // tri_left, tri_right
+
+enum : int64_t {
+  kMaxCols = 128,  // right-hand sides per left-side solve (a multiple of every pass's vector)
+  kFewCols = 16,   // fewer right-hand sides than this: substitution on each
+};
+
+// A X = B for w < kFewCols columns of X (rows k apart, holding B's) by substitution on rows of
+// X, each one vector of w lanes: x_i = (b_i - sum_j a_ij x_j) / a_ii. Four rows at a time: the
+// solved rows' terms first (each solved row loaded once for the four: independent chains), then
+// the four in turn with the terms among them.
+template <class T>
+static void rows_by_vectors(const T* a, T* x, int64_t n, int64_t k, int w, bool upper, bool unit) {
+  typedef typename Vec<T>::type V;
+  enum { G = 4 };
+  for (int64_t q0 = 0; q0 < n; q0 += G) {
+    const int g = (int)(n - q0 < (int64_t)G ? n - q0 : (int64_t)G);
+    const int64_t r0 = upper ? n - q0 - g : q0;  // the group's rows [r0, r0 + g)
+    const int64_t j0 = upper ? r0 + g : 0, j1 = upper ? n : r0;  // the rows solved before them
+    const T* ar[G];
+#pragma GCC unroll 4
+    for (int r = 0; r < G; ++r) ar[r] = a + (r0 + (r < g ? r : 0)) * n;
+    const T *a0 = ar[0], *a1 = ar[1], *a2 = ar[2], *a3 = ar[3];
+    V s0 = {}, s1 = {}, s2 = {}, s3 = {};  // named, so that they stay in registers
+    for (int64_t j = j0; j < j1; ++j) {
+      const V xj = vload_part(x + j * k, w);
+      s0 += a0[j] * xj;
+      s1 += a1[j] * xj;
+      s2 += a2[j] * xj;
+      s3 += a3[j] * xj;
+    }
+    const V acc[G] = {s0, s1, s2, s3};
+    for (int q = 0; q < g; ++q) {
+      const int r = upper ? g - 1 - q : q;
+      const int64_t i = r0 + r;
+      V xi = vload_part(x + i * k, w) - acc[r];
+      if (upper)
+        for (int64_t j = i + 1; j < r0 + g; ++j) xi -= ar[r][j] * vload_part(x + j * k, w);
+      else
+        for (int64_t j = r0; j < i; ++j) xi -= ar[r][j] * vload_part(x + j * k, w);
+      if (!unit) xi /= ar[r][i];
+      vstore_part(x + i * k, xi, w);
+    }
+  }
+}
+
+// X A = B for one row x of X (holding B's) by substitution: once x_i is known, the entries still
+// to solve lose x_i times A's row i (an axpy along it).
+template <class T>
+static void row_by_axpys(const T* a, T* x, int64_t n, bool upper, bool unit) {
+  for (int64_t q = 0; q < n; ++q) {
+    const int64_t i = upper ? q : n - 1 - q;  // x A = b: x_i needs the x_j that come after it in A's column
+    if (!unit) x[i] /= a[i * n + i];
+    if (upper)
+      axpy_fms(x + i + 1, a + i * n + i + 1, x[i], n - 1 - i);
+    else
+      axpy_fms(x, a + i * n, x[i], i);
+  }
+}
+
+template <class T>
+void solve(const T* a, const T* b, T* x, int64_t n, int64_t k, int64_t c0, int64_t c1, bool left, bool upper,
+           bool unit) {
+  const int64_t w = c1 - c0;
+  if (w < kFewCols) {  // a few right-hand sides: substitution on each (the blocked solve's tiles would be mostly empty)
+    if (left) {
+      if (x != b)
+        for (int64_t i = 0; i < n; ++i) memcpy(x + i * k + c0, b + i * k + c0, (size_t)w * sizeof(T));
+      for (int64_t c = c0; c < c1; c += Vec<T>::W)
+        rows_by_vectors(a, x + c, n, k, (int)(c1 - c < (int64_t)Vec<T>::W ? c1 - c : (int64_t)Vec<T>::W), upper, unit);
+    } else {
+      if (x != b) memcpy(x + c0 * n, b + c0 * n, (size_t)(w * n) * sizeof(T));
+      for (int64_t r = c0; r < c1; ++r) row_by_axpys(a, x + r * n, n, upper, unit);
+    }
+    return;
+  }
+  if (left) {  // X^T F = B^T: X^T's rows [c0, c1) (ld k), F = A^T upper where A is lower
+    if (x != b)
+      for (int64_t i = 0; i < n; ++i) memcpy(x + i * k + c0, b + i * k + c0, (size_t)w * sizeof(T));
+    tri_right(a, n, 0, n, !upper, unit, x + c0, k, w);
+    return;
+  }
+  // F X^T = B^T: X^T's columns [c0, c1) (ld n), F = A^T lower where A is upper; kMaxCols at a time
+  // (the leaves' rows on the stack)
+  if (x != b) memcpy(x + c0 * n, b + c0 * n, (size_t)(w * n) * sizeof(T));
+  alignas(64) T t[kTriLeaf * kMaxCols];
+  for (int64_t r = c0; r < c1; r += kMaxCols) {
+    const int64_t m = c1 - r < kMaxCols ? c1 - r : kMaxCols;
+    tri_left(a, n, 0, n, upper, unit, x + r * n, n, m, t, tri_left_wp<T>(m));
+  }
+}
+
+#endif  // OC_ISA_PASS
