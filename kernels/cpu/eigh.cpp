@@ -1,8 +1,8 @@
-// Batched symmetric eigensolver: Householder tridiagonalization, then the tridiagonal matrix's
-// eigenvalues by the square-root-free QL iteration (Pal-Walker-Kahan), its eigenvectors by implicit QL
-// with Wilkinson-style shifts (n < 64) or by divide and conquer (n >= 64), all in double (float inputs
-// too: batches of tiny float matrices are the main use, and double costs them little while giving
-// LAPACK-level accuracy).
+// Batched symmetric eigensolver: Householder tridiagonalization, then on the tridiagonal matrix
+// implicit QL with Wilkinson-style shifts (n < 64), or from n = 64 the square-root-free QL
+// (Pal-Walker-Kahan) for the values and divide and conquer for the vectors, all in double (float
+// inputs too: batches of tiny float matrices are the main use, and double costs them little while
+// giving LAPACK-level accuracy).
 //
 // The triangle read is mirrored into a working copy (rows padded off power-of-two strides), scaled
 // by a power of two so its largest entry is in [0.5, 1) (no overflow or underflow in the norms;
@@ -10,15 +10,12 @@
 // (a rank-2 update), on the lower triangle only and in one pass over it per reflection: each row is
 // brought up to date with the previous reflection's update and multiplied by the next u while in
 // cache (about 4/3 n^3 flops over half the matrix, which stays in L2 up to n ~ 500; below n = 32 a
-// plain product and rank-2 update on the full matrix, with less bookkeeping per step). From n = 128
-// in panels of 32 reflections (as LAPACK's sytrd): within a panel the block is only read (its
-// products B u corrected for the panel's earlier reflections), then the block below the panel takes
-// the panel's rank-64 update at once as register-tiled products (half the flops at level 3).
+// plain product and rank-2 update on the full matrix, with less bookkeeping per step). (Panels as
+// LAPACK's sytrd, the block only read within a panel and its rank-64 update as products after it,
+// were slower here at n = 512: the panel's corrections are level-2 work of their own.)
 //
-// The values (with or without vectors: the same bits) come from the root-free QL on a copy of T
-// (the rotations' squared cosines and sines: one square root per shift, none per rotation).
-//
-// Vectors, n < 64: the transposed basis R = Q^T = H_{n-3} ... H_0 is formed from the kept u's
+// n < 64: the values come from the QL iteration below (with or without vectors: the same bits). With
+// vectors, the transposed basis R = Q^T = H_{n-3} ... H_0 is formed from the kept u's
 // backward (each reflection touches only the trailing block: 4/3 n^3 flops), row by row, so that
 // every later update is on contiguous rows: the QL rotations of T's eigensystem, T = Z diag(d) Z^T,
 // turn R into (Q Z)^T, whose rows are the eigenvectors (~6 n^3 flops: a sweep of rotations per
@@ -28,7 +25,9 @@
 // scaled entries keep squares far from overflow; hypot's care costs more than the rest of a small
 // matrix's QL).
 //
-// Vectors, n >= 64 (Cuppen's divide and conquer, as LAPACK's stedc): T is torn in two by a rank-one
+// n >= 64: the values (with or without vectors: the same bits) come from the root-free QL on a copy
+// of T (the rotations' squared cosines and sines: one square root per shift, none per rotation). The
+// vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is torn in two by a rank-one
 // change at its middle coupling, each half solved the same way (down to blocks of 24: QL rotating an
 // identity), and the halves' eigensystems merged: deflation of tiny z entries and of close
 // eigenvalues (a rotation of two rows), the secular equation's roots by a safeguarded rational
@@ -94,21 +93,11 @@ enum : int64_t {
   kQueueN = 32,         // from this n the QL rotations are queued and applied a column chunk at a time
   kChunk = 32,          // columns of the basis per chunk (fixed: each column's arithmetic is one path)
   kRowBlock = 32,       // the reduction's fixed row blocks, each with its own partial sums
-  kWY = 32,             // reflections per block of the back-transformation (divide and conquer's vectors)
-  kPanel = 32,          // reflections per panel of the reduction
+  kDC = 64,             // from this n the eigenvectors come by divide and conquer (and the values by
+                        // the root-free QL); the back-transformation's W1, W2 need a stride >= 2 kWY
+  kLeaf = 24,           // its blocks up to this size by the QL iteration
+  kWY = 32,             // reflections per block of the back-transformation
 };
-
-// TUNING (temporary): thresholds from the environment
-static int64_t knob(const char* name, int64_t def) {
-  const char* v = getenv(name);
-  return v ? atoll(v) : def;
-}
-static int64_t knob_dc() { static const int64_t v = knob("OC_DC", 64); return v; }
-static int64_t knob_leaf() { static const int64_t v = knob("OC_LEAF", 24); return v; }
-static int64_t knob_panel() { static const int64_t v = knob("OC_PANELN", 128); return v; }
-#define kDC knob_dc()
-#define kLeaf knob_leaf()
-#define kPanelN knob_panel()
 
 // sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
 // values), hypot only outside.
@@ -167,7 +156,7 @@ struct Work {
   int64_t *order, *qi;
   // the values' copy (dv, e2v) and, with divide and conquer (dc), T's eigenvectors zt (rows), the
   // merges' gathered rows s and secular matrix g, and their vectors
-  double *dv, *e2v, *vw, *wvt, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
+  double *dv, *e2v, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
   int64_t *idx, *keep, *gone, *kind, *gpos;
   int64_t ld, queued, cap;  // ld: the row stride of a and r
   static int64_t capacity(int64_t n) { return 32 * n + 64; }
@@ -181,7 +170,7 @@ struct Work {
   static int64_t blocks(int64_t n) { return oc::detail::div_up(n, kRowBlock); }
   static size_t bytes(int64_t n, bool dc) {
     const int64_t mats = dc ? 5 : 2, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0;
-    return (size_t)(mats * n * stride(n) + (9 + vecs + 2 * kPanel) * n + 2 * kPanel * stride(n) + blocks(n) * n +
+    return (size_t)(mats * n * stride(n) + (9 + vecs) * n + kKC * (stride(n) + 16) + blocks(n) * n +
                     2 * capacity(n) + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + capacity(n)) * sizeof(int64_t);
   }
@@ -199,8 +188,7 @@ struct Work {
     qp = x, x += n;
     dv = x, x += n;
     e2v = x, x += n;
-    vw = x, x += 2 * kPanel * n;
-    wvt = x, x += 2 * kPanel * ld;
+    pk = x, x += kKC * (ld + 16);  // a block of kKC terms of a product's B, packed (pack_b)
     part = x, x += blocks(n) * n;
     cap = capacity(n);
     qc = x, x += cap;
@@ -652,41 +640,48 @@ static bool ql_values(double* d, double* e2, int64_t n) {
   return true;
 }
 
-// C[0:m, 0:nc] -= A[0:m, 0:k] B[0:k, 0:nc], all row-major (strides lda, ldb, ldc): column_major.inc's
-// register tile on the transposed view (C^T -= B^T A^T: C's columns are the tile's MR vector rows,
-// C's rows its kNR broadcast columns, read from A in place), B packed a strip of MR columns per block
-// of kKC terms. Each entry takes its terms one at a time in order: the same bits however the rows of
-// C are split into calls.
-static void gemm_rows(const double* A, int64_t lda, const double* B, int64_t ldb, double* C, int64_t ldc,
-                      int64_t m, int64_t nc, int64_t k) {
+// B's kc x nc block (row-major, ldb) packed a strip of MR columns at a time (strip s at bp + s kc MR,
+// term t at + t MR; the last strip zero-padded): the register tile's vector operand.
+static void pack_b(double* bp, const double* B, int64_t ldb, int64_t kc, int64_t nc) {
+  enum : int64_t { MR = Tile<double>::MR };
+  for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) pack_strip(bp + s * kc * MR, B + j0, ldb, kc, std::min<int64_t>(MR, nc - j0));
+}
+
+// C[0:m, 0:nc] -= A[0:m, 0:kc] B, B packed by pack_b, all row-major (strides lda, ldc):
+// column_major.inc's register tile on the transposed view (C^T -= B^T A^T: C's columns are the tile's
+// MR vector rows, C's rows its kNR broadcast columns, read from A in place), a tile of rows going
+// along its rows (C streamed in order). Each entry takes its terms one at a time in order: the same
+// bits however C's rows are split into calls.
+static void gemm_packed(const double* A, int64_t lda, const double* bp, int64_t kc, double* C, int64_t ldc, int64_t m,
+                        int64_t nc) {
   enum : int64_t { MR = Tile<double>::MR, W = Tile<double>::W };
-  alignas(64) double pk[kKC * MR];
-  for (int64_t kk = 0; kk < k; kk += kKC) {
-    const int64_t kc = std::min<int64_t>(kKC, k - kk);
-    for (int64_t j0 = 0; j0 < nc; j0 += MR) {
+  for (int64_t i0 = 0; i0 < m; i0 += kNR) {
+    const int nr = (int)std::min<int64_t>(kNR, m - i0);
+    const double* b = A + i0 * lda;
+    for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) {
       const int64_t mr = std::min<int64_t>(MR, nc - j0);
-      pack_strip(pk, B + kk * ldb + j0, ldb, kc, mr);
-      for (int64_t i0 = 0; i0 < m; i0 += kNR) {
-        const int nr = (int)std::min<int64_t>(kNR, m - i0);
-        const double* b = A + i0 * lda + kk;
-        double* c = C + i0 * ldc + j0;
-        if (mr > W)
-          tile_kernel<double, 2>(pk, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
-        else
-          tile_kernel<double, 1>(pk, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
-      }
+      double* c = C + i0 * ldc + j0;
+      if (mr > W)
+        tile_kernel<double, 2>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
+      else
+        tile_kernel<double, 1>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
     }
   }
 }
 
-// gemm_rows in tasks over C's rows (whole register tiles per task).
-static void gemm_tasks(const double* A, int64_t lda, const double* B, int64_t ldb, double* C, int64_t ldc, int64_t m,
-                       int64_t nc, int64_t k, const oc_parallel& par) {
+// C[0:m, 0:nc] -= A[0:m, 0:k] B[0:k, 0:nc] (row-major): per block of kKC terms, B's block packed
+// once into w.pk, then tasks over C's rows (whole register tiles per task).
+static void gemm_tasks(Work& w, const double* A, int64_t lda, const double* B, int64_t ldb, double* C, int64_t ldc,
+                       int64_t m, int64_t nc, int64_t k, const oc_parallel& par) {
   if (m <= 0 || nc <= 0 || k <= 0) return;
-  in_tasks(par, oc::detail::div_up(m, kNR), 2.0 * kNR * (double)nc * (double)k, [&](int64_t u0, int64_t u1) {
-    const int64_t i0 = u0 * kNR, i1 = std::min(m, u1 * kNR);
-    gemm_rows(A + i0 * lda, lda, B, ldb, C + i0 * ldc, ldc, i1 - i0, nc, k);
-  });
+  for (int64_t kk = 0; kk < k; kk += kKC) {
+    const int64_t kc = std::min<int64_t>(kKC, k - kk);
+    pack_b(w.pk, B + kk * ldb, ldb, kc, nc);
+    in_tasks(par, oc::detail::div_up(m, kNR), 2.0 * kNR * (double)nc * (double)kc, [&](int64_t u0, int64_t u1) {
+      const int64_t i0 = u0 * kNR, i1 = std::min(m, u1 * kNR);
+      gemm_packed(A + i0 * lda + kk, lda, w.pk, kc, C + i0 * ldc, ldc, i1 - i0, nc);
+    });
+  }
 }
 
 // s = sum z2[l] / (del[l] - tau), ds = sum z2[l] / (del[l] - tau)^2 over l in [b, e): vector
@@ -895,8 +890,8 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
   // the products: rows [0, k) of Z = -A (k x k) times the gathered rows (kinds 0 and 1 on the first
   // half's columns, kinds 1 and 2 on the second's)
   for (int64_t j = 0; j < k; ++j) std::fill(Z + j * ld, Z + j * ld + N, 0.0);
-  gemm_tasks(A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
-  gemm_tasks(A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
+  gemm_tasks(w, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
+  gemm_tasks(w, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
   for (int64_t g = 0; g < ng; ++g) std::copy(S + (k + g) * ld, S + (k + g) * ld + N, Z + (k + g) * ld);
 }
 
@@ -934,9 +929,9 @@ static void back_transform(Work& w, double* X, int64_t n, const oc_parallel& par
       for (int64_t i = c + 1; i < m; ++i) Tm[i * kWY + c] = 0;
     }
     for (int64_t i = 0; i < n; ++i) std::fill(W1 + i * ld, W1 + i * ld + 2 * kWY, 0.0);
-    gemm_tasks(X + c0, ld, Y, ld, W1, ld, n, m, len, par);  // W1 = -X Y
-    gemm_tasks(W1, ld, Tm, kWY, W2, ld, n, m, m, par);      // W2 = X Y T
-    gemm_tasks(W2, ld, Yt, ld, X + c0, ld, n, len, m, par);  // X -= X Y T Y^T
+    gemm_tasks(w, X + c0, ld, Y, ld, W1, ld, n, m, len, par);  // W1 = -X Y
+    gemm_tasks(w, W1, ld, Tm, kWY, W2, ld, n, m, m, par);      // W2 = X Y T
+    gemm_tasks(w, W2, ld, Yt, ld, X + c0, ld, n, len, m, par);  // X -= X Y T Y^T
   }
 }
 
@@ -961,76 +956,6 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
   return true;
 }
 
-// The reduction in panels of kPanel reflections (as LAPACK's sytrd/latrd): within a panel the
-// trailing block is left as it was and each reflection's product B u is corrected for the panel's
-// earlier ones (B = B0 - V W^T - W V^T: V the panel's u's, W their q's), column k brought up to date
-// just before its reflection; after the panel, the trailing block below it takes the whole update
-// at once, as register-tiled products on row blocks of its lower triangle (half the flops, where the
-// one-pass reduction reads and writes the block for every reflection). Leaves what tridiagonalize does.
-static void tridiagonalize_panels(Work& w, int64_t n, const oc_parallel& par) {
-  double* A = w.a;
-  const int64_t ld = w.ld, P = kPanel, P2 = 2 * kPanel;
-  double* VW = w.vw;    // row i: V's P entries, then W's
-  double* WVt = w.wvt;  // row c < P: W's column c; row P + c: V's column c (ld apart)
-  double* q = w.p;
-  for (int64_t k0 = 0; k0 + 2 < n; k0 += P) {
-    const int64_t kend = std::min(k0 + P, n - 2);
-    std::fill(VW + k0 * P2, VW + n * P2, 0.0);
-    for (int64_t k = k0; k < kend; ++k) {
-      const int64_t c = k - k0, m = n - k - 1;
-      if (c > 0) {  // column k (rows k ..) up to date
-        const double* vk = VW + k * P2;
-        for (int64_t i = k; i < n; ++i) {
-          const double* vi = VW + i * P2;
-          double s = 0;
-          for (int64_t j = 0; j < c; ++j) s += vi[j] * vk[P + j] + vi[P + j] * vk[j];
-          A[i * ld + k] -= s;
-        }
-      }
-      if (!reflection(w, n, k)) continue;  // V's and W's columns stay zero
-      const double* u = w.u;
-      fused_pass(w, n, k, u, false, q, par);  // q = B0 u
-      if (c > 0) {
-        double y1[kPanel], y2[kPanel];  // W^T u, V^T u
-        for (int64_t j = 0; j < c; ++j) y1[j] = y2[j] = 0;
-        for (int64_t i = 0; i < m; ++i) {
-          const double* vi = VW + (k + 1 + i) * P2;
-          for (int64_t j = 0; j < c; ++j) y1[j] += vi[P + j] * u[i], y2[j] += vi[j] * u[i];
-        }
-        for (int64_t i = 0; i < m; ++i) {
-          const double* vi = VW + (k + 1 + i) * P2;
-          double s = 0;
-          for (int64_t j = 0; j < c; ++j) s += vi[j] * y1[j] + vi[P + j] * y2[j];
-          q[i] -= s;
-        }
-      }
-      double K = 0;
-      for (int64_t i = 0; i < m; ++i) K += u[i] * q[i];
-      for (int64_t i = 0; i < m; ++i) {
-        double* vi = VW + (k + 1 + i) * P2;
-        vi[c] = u[i];
-        vi[P + c] = 2 * q[i] - 2 * K * u[i];
-      }
-    }
-    // rows and columns kend .. take the panel's update: A -= [V W] [W V]^T on the lower triangle
-    for (int64_t j = 0; j < P; ++j)
-      for (int64_t i = kend; i < n; ++i) {
-        WVt[j * ld + i] = VW[i * P2 + P + j];
-        WVt[(P + j) * ld + i] = VW[i * P2 + j];
-      }
-    const int64_t rb = 2 * kNR, units = oc::detail::div_up(n - kend, rb);
-    in_tasks(par, units, 2.0 * P2 * rb * (double)(n - kend) / 2, [&](int64_t u0, int64_t u1) {
-      for (int64_t b = u0; b < u1; ++b) {
-        const int64_t i0 = kend + b * rb, i1 = std::min(n, i0 + rb);
-        gemm_rows(VW + i0 * P2, P2, WVt + kend, ld, A + i0 * ld + kend, ld, i1 - i0, i1 - kend, P2);
-      }
-    });
-  }
-  for (int64_t i = 0; i < n; ++i) w.d[i] = A[i * ld + i];
-  if (n >= 2) w.e[n - 2] = A[(n - 1) * ld + n - 2];
-  w.e[n - 1] = 0;
-}
-
 template <class T>
 static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, const oc_parallel& par) {
   double amax = 0;
@@ -1051,38 +976,40 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
   const bool vectors = v != nullptr;
   if (n < kQueueN)
     tridiagonalize_small(w, n);
-  else if (n < kPanelN)
-    tridiagonalize(w, n, par);
   else
-    tridiagonalize_panels(w, n, par);
-  // the values, with or without vectors (the same bits): the root-free QL on a copy
-  if (wout) {
-    for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
-    if (!ql_values(w.dv, w.e2v, n)) return 2;
-    std::sort(w.dv, w.dv + n);
-    for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
-  }
-  if (!vectors) return 1;
+    tridiagonalize(w, n, par);
+  int64_t* order = w.order;
   const double* rows = w.r;  // the eigenvectors, as rows, for the values w.d
-  if (n >= kDC) {
+  if (n < kDC) {  // the values by the QL iteration, rotating R's rows when vectors (the same values' bits)
+    if (vectors) form_basis(w, n, par);
+    if (!ql(w, w.d, w.e, n, vectors ? w.r : nullptr, vectors && n >= kQueueN, par)) return 2;
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
+    if (wout)
+      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
+  } else {
+    if (wout) {  // the values by the root-free QL on a copy, with or without vectors (the same bits)
+      for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
+      if (!ql_values(w.dv, w.e2v, n)) return 2;
+      std::sort(w.dv, w.dv + n);
+      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
+    }
+    if (!vectors) return 1;
     if (!divide(w, 0, n, par)) return 2;
     back_transform(w, w.zt, n, par);  // the vectors' rows: Z^T Q^T
     rows = w.zt;
-  } else {
-    form_basis(w, n, par);
-    if (!ql(w, w.d, w.e, n, w.r, n >= kQueueN, par)) return 2;
+    for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
+    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
   }
-  int64_t* order = w.order;
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
-  for (int64_t j = 0; j < n; ++j) {
-    const double* x = rows + order[j] * w.ld;
-    int64_t big = 0;
-    for (int64_t i = 1; i < n; ++i)
-      if (fabs(x[i]) > fabs(x[big])) big = i;
-    const double sign = x[big] < 0 ? -1.0 : 1.0;
-    for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
-  }
+  if (vectors)
+    for (int64_t j = 0; j < n; ++j) {
+      const double* x = rows + order[j] * w.ld;
+      int64_t big = 0;
+      for (int64_t i = 1; i < n; ++i)
+        if (fabs(x[i]) > fabs(x[big])) big = i;
+      const double sign = x[big] < 0 ? -1.0 : 1.0;
+      for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
+    }
   return 1;
 }
 
