@@ -65,6 +65,15 @@ def test_wilkinson_matrices_pairs_of_nearly_equal_values():
         assert w[-1] - w[-2] < 1e-10  # the pair is there: the deflation of close values is reached
 
 
+@pytest.mark.parametrize("n", [40, 64, 100])
+def test_the_sign_is_taken_on_the_rounded_entries(n):
+    """diag(0..n-1) + ones beside it: vectors with entries equal in magnitude once rounded to float32 (the first
+    of them is the one made positive, as the output holds them)."""
+    a = tridiagonal(np.arange(n), np.ones(n - 1))
+    for dtype in (np.float32, np.float64):
+        check(a.astype(dtype))
+
+
 def test_graded_and_glued_tridiagonals():
     n = 150
     check(tridiagonal(10.0 ** -np.linspace(0, 12, n), 10.0 ** -np.linspace(0, 12, n - 1)))  # graded

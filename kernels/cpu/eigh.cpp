@@ -1004,9 +1004,10 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
   if (vectors)
     for (int64_t j = 0; j < n; ++j) {
       const double* x = rows + order[j] * w.ld;
-      int64_t big = 0;
+      int64_t big = 0;  // the largest entry as T (entries that round to equal magnitudes: the first)
+      T top = (T)fabs(x[0]);
       for (int64_t i = 1; i < n; ++i)
-        if (fabs(x[i]) > fabs(x[big])) big = i;
+        if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
       const double sign = x[big] < 0 ? -1.0 : 1.0;
       for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
     }
