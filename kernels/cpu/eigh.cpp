@@ -874,12 +874,8 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
     in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
       for (int64_t j = j0; j < j1; ++j) {
         double* gj = G + j * ld;
-        double ss = 0;
-        for (int64_t i = 0; i < k; ++i) {
-          gj[i] = zhat[i] / gj[i];
-          ss += gj[i] * gj[i];
-        }
-        const double f = -1.0 / sqrt(ss);
+        for (int64_t i = 0; i < k; ++i) gj[i] = zhat[i] / gj[i];
+        const double f = -1.0 / sqrt(dot(gj, gj, k));
         double* aj = A + j * ld;
         for (int64_t g = 0; g < k; ++g) aj[g] = gj[gpos[g]] * f;
       }
