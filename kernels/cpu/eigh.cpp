@@ -1,6 +1,8 @@
-// Batched symmetric eigensolver: Householder tridiagonalization, then implicit QL with Wilkinson-
-// style shifts on the tridiagonal matrix, both in double (float inputs too: batches of tiny float
-// matrices are the main use, and double costs them little while giving LAPACK-level accuracy).
+// Batched symmetric eigensolver: Householder tridiagonalization, then on the tridiagonal matrix
+// implicit QL with Wilkinson-style shifts (n < 64), or from n = 64 the square-root-free QL
+// (Pal-Walker-Kahan) for the values and divide and conquer for the vectors, all in double (float
+// inputs too: batches of tiny float matrices are the main use, and double costs them little while
+// giving LAPACK-level accuracy).
 //
 // The triangle read is mirrored into a working copy (rows padded off power-of-two strides), scaled
 // by a power of two so its largest entry is in [0.5, 1) (no overflow or underflow in the norms;
@@ -8,32 +10,55 @@
 // (a rank-2 update), on the lower triangle only and in one pass over it per reflection: each row is
 // brought up to date with the previous reflection's update and multiplied by the next u while in
 // cache (about 4/3 n^3 flops over half the matrix, which stays in L2 up to n ~ 500; below n = 32 a
-// plain product and rank-2 update on the full matrix, with less bookkeeping per step). With vectors,
-// the transposed basis R = Q^T = H_{n-3} ... H_0 is then formed from the kept u's backward (each
-// reflection touches only the trailing block: 4/3 n^3 flops), row by row, so that every later update
-// is on contiguous rows: the QL rotations of T's eigensystem, T = Z diag(d) Z^T, turn R into
-// (Q Z)^T, whose rows are the eigenvectors (~6 n^3 flops: a sweep of rotations per eigenvalue, a
-// couple of sweeps each). From n = 32 the rotations are queued and the queue is applied a column
-// chunk of R at a time (each chunk takes every rotation in order, staying in cache; along a sweep
-// the rotated row stays in registers). Unblocked: LAPACK's blocked reduction and divide and conquer
-// do fewer flops for n in the hundreds (benchmarks/eigh_cases.py). The rotations' lengths are plain
-// square roots (the scaled entries keep squares far from overflow; hypot's care costs more than the
-// rest of a small matrix's QL).
+// plain product and rank-2 update on the full matrix, with less bookkeeping per step). (Panels as
+// LAPACK's sytrd, the block only read within a panel and its rank-64 update as products after it,
+// were slower here at n = 512: the panel's corrections are level-2 work of their own.)
+//
+// n < 64: the values come from the QL iteration below (with or without vectors: the same bits). With
+// vectors, the transposed basis R = Q^T = H_{n-3} ... H_0 is formed from the kept u's
+// backward (each reflection touches only the trailing block: 4/3 n^3 flops), row by row, so that
+// every later update is on contiguous rows: the QL rotations of T's eigensystem, T = Z diag(d) Z^T,
+// turn R into (Q Z)^T, whose rows are the eigenvectors (~6 n^3 flops: a sweep of rotations per
+// eigenvalue, a couple of sweeps each). From n = 32 the rotations are queued and the queue is applied
+// a column chunk of R at a time (each chunk takes every rotation in order, staying in cache; along a
+// sweep the rotated row stays in registers). The rotations' lengths are plain square roots (the
+// scaled entries keep squares far from overflow; hypot's care costs more than the rest of a small
+// matrix's QL).
+//
+// n >= 64: the values (with or without vectors: the same bits) come from the root-free QL on a copy
+// of T (the rotations' squared cosines and sines: one square root per shift, none per rotation). The
+// vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is torn in two by a rank-one
+// change at its middle coupling, each half solved the same way (down to blocks of 24: QL rotating an
+// identity), and the halves' eigensystems merged: deflation of tiny z entries and of close
+// eigenvalues (a rotation of two rows), the secular equation's roots by a safeguarded rational
+// iteration kept relative to the nearer pole, the eigenvectors from the differences d_l - lambda_j
+// and the z recomputed from the roots (Gu and Eisenstat: orthogonal however close the roots), and
+// the rows multiplied by them in two register-tiled products (the first half's columns and the
+// second's: the rows' zero blocks skipped). Z^T's rows (T's eigenvectors) are then taken to A's by
+// the reflections in blocks of 32 (compact WY: X <- X - X Y T Y^T, three products): nearly all of
+// the ~2 n^3 + (merges') flops in column_major.inc's register tile. The vectors are ordered by the
+// merges' own values.
 //
 // Batches run in parallel over the host's pool; each task has its own working memory. A batch of
 // fewer than 4 matrices of n >= 128 splits each matrix's work into tasks instead: the reduction's
 // fixed row blocks (each sums its part of B u into its own vector, added in block order), the basis'
-// rows and the rotations' column chunks. Every entry is computed by the same operations in the same
-// order whatever the split: the results do not depend on the number of threads.
+// rows, the rotations' column chunks, the secular roots and the products' rows. Every entry is
+// computed by the same operations in the same order whatever the split: the results do not depend
+// on the number of threads.
 
 #ifndef OC_ISA_PASS
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>  // column_major.inc's masked loads (the AVX-512 pass)
+#endif
 
 #include "eigh.h"
 #include "parallel.h"
@@ -56,6 +81,9 @@ int oc_eigh_f64(const double* a, double* w, double* v, uint8_t* status, int64_t 
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
+#include "simd.inc"
+#include "column_major.inc"  // tile_kernel, pack_strip: the register-tiled product
+
 // per-eigenvalue QL iteration cap: LAPACK's steqr allows 30; far more than a finite matrix needs
 constexpr int kMaxIterations = 60;
 
@@ -65,6 +93,10 @@ enum : int64_t {
   kQueueN = 32,         // from this n the QL rotations are queued and applied a column chunk at a time
   kChunk = 32,          // columns of the basis per chunk (fixed: each column's arithmetic is one path)
   kRowBlock = 32,       // the reduction's fixed row blocks, each with its own partial sums
+  kDC = 64,             // from this n the eigenvectors come by divide and conquer (and the values by
+                        // the root-free QL); the back-transformation's W1, W2 need a stride >= 2 kWY
+  kLeaf = 24,           // its blocks up to this size by the QL iteration
+  kWY = 32,             // reflections per block of the back-transformation
 };
 
 // sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
@@ -122,6 +154,10 @@ static void in_tasks(const oc_parallel& par, int64_t units, double work_per_unit
 struct Work {
   double *a, *r, *d, *e, *u, *p, *t, *up, *qp, *part, *qc, *qs;
   int64_t *order, *qi;
+  // the values' copy (dv, e2v) and, with divide and conquer (dc), T's eigenvectors zt (rows), the
+  // merges' gathered rows s and secular matrix g, and their vectors
+  double *dv, *e2v, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
+  int64_t *idx, *keep, *gone, *kind, *gpos;
   int64_t ld, queued, cap;  // ld: the row stride of a and r
   static int64_t capacity(int64_t n) { return 32 * n + 64; }
   // Rows of 64 or more are padded to whole cache lines, and off a multiple of 512 bytes: a column chunk
@@ -132,11 +168,13 @@ struct Work {
     return ld % 64 == 0 ? ld + 8 : ld;
   }
   static int64_t blocks(int64_t n) { return oc::detail::div_up(n, kRowBlock); }
-  static size_t bytes(int64_t n) {
-    return (size_t)(2 * n * stride(n) + 7 * n + blocks(n) * n + 2 * capacity(n) + 8) * sizeof(double) +
-           (size_t)(n + capacity(n)) * sizeof(int64_t);
+  static size_t bytes(int64_t n, bool dc) {
+    const int64_t mats = dc ? 5 : 2, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0;
+    return (size_t)(mats * n * stride(n) + (9 + vecs) * n + kKC * (stride(n) + 16) + blocks(n) * n +
+                    2 * capacity(n) + 8) * sizeof(double) +
+           (size_t)((1 + ivecs) * n + capacity(n)) * sizeof(int64_t);
   }
-  void carve(void* buf, int64_t n) {
+  void carve(void* buf, int64_t n, bool dc) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     ld = stride(n);
     a = x, x += n * ld;
@@ -148,12 +186,34 @@ struct Work {
     t = x, x += n;
     up = x, x += n;
     qp = x, x += n;
+    dv = x, x += n;
+    e2v = x, x += n;
+    pk = x, x += kKC * (ld + 16);  // a block of kKC terms of a product's B, packed (pack_b)
     part = x, x += blocks(n) * n;
     cap = capacity(n);
     qc = x, x += cap;
     qs = x, x += cap;
+    if (dc) {
+      zt = x, x += n * ld;
+      s = x, x += n * ld;
+      g = x, x += n * ld;
+      z = x, x += n;
+      dl = x, x += n;
+      zl = x, x += n;
+      z2 = x, x += n;
+      zhat = x, x += n;
+      lam = x, x += n;
+      tmp = x, x += 3 * n;
+    }
     order = reinterpret_cast<int64_t*>(x);
     qi = order + n;
+    if (dc) {
+      idx = qi + cap;
+      keep = idx + n;
+      gone = keep + n;
+      kind = gone + n;
+      gpos = kind + n;
+    }
     queued = 0;
   }
 };
@@ -250,6 +310,87 @@ static inline double fused_row(double* OC_RESTRICT a, int64_t len, const double*
   return s;
 }
 
+// Reflection k from column k (rows k + 1 .., up to date): u (unit, m = n - k - 1 long) into w.u and
+// into row k past the diagonal (unused by the lower triangle; zeros where H = I), e[k], t[k].
+// Returns whether there is one (else the column is already reduced: H = I).
+static bool reflection(Work& w, int64_t n, int64_t k) {
+  double* A = w.a;
+  const int64_t ld = w.ld, m = n - k - 1;
+  double* u = w.u;
+  for (int64_t i = 0; i < m; ++i) u[i] = A[(k + 1 + i) * ld + k];
+  double sigma = 0;
+  for (int64_t i = 1; i < m; ++i) sigma += u[i] * u[i];
+  double* x = A + k * ld + k + 1;
+  const bool reflect = sigma != 0;
+  w.t[k] = reflect ? 1 : 0;
+  if (!reflect) {
+    w.e[k] = u[0];
+    std::fill(x, x + m, 0.0);
+    return false;
+  }
+  const double norm = sqrt(u[0] * u[0] + sigma);
+  const double alpha = u[0] > 0 ? -norm : norm;  // no cancellation in x0 - alpha
+  u[0] -= alpha;
+  const double f = 1.0 / sqrt(u[0] * u[0] + sigma);
+  for (int64_t i = 0; i < m; ++i) u[i] *= f;
+  std::copy(u, u + m, x);
+  w.e[k] = alpha;
+  return true;
+}
+
+// One pass over the trailing block's rows k + 1 .. (row i's entries k + 1 .. i), in fixed blocks of
+// kRowBlock rows (tasks over blocks): each row brought up to date with the pending update (when
+// pending: a -= up_i qp + qp_i up) and, when ur, q = B u (offsets into the block; each block sums
+// its transposed part into its own vector, added in block order: the same bits whatever the split).
+static void fused_pass(Work& w, int64_t n, int64_t k, const double* ur, bool pending, double* q,
+                       const oc_parallel& par) {
+  double* A = w.a;
+  const int64_t ld = w.ld, m = n - k - 1;
+  const double *up = w.up, *qp = w.qp;
+  const int64_t b0 = (k + 1) / kRowBlock, nb = Work::blocks(n) - b0;
+  const double *upr = pending ? up + k + 1 : nullptr, *qpr = qp + k + 1;
+  auto blocks = [&](int64_t c0, int64_t c1) {
+    for (int64_t c = b0 + c0; c < b0 + c1; ++c) {
+      const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
+      double* part = w.part + c * n + k + 1;
+      if (ur) std::fill(part, part + (r1 - k - 1), 0.0);
+      for (int64_t i = r0; i < r1; ++i)
+        q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : 0, pending ? qp[i] : 0,
+                                 ur, part);
+    }
+  };
+  const double per_block = 4.0 * kRowBlock * (double)m / 2 + 1;
+  const int64_t nt = par.run ? oc::detail::num_tasks(nb, per_block, 1 << 15, kMaxInnerTasks) : 1;
+  if (nt <= 1) {
+    blocks(0, nb);
+  } else {
+    // block c (offset from b0) costs about its rows' lengths: boundaries at equal shares of the sum
+    auto bound = [&](int64_t part) {
+      if (part >= nt) return nb;
+      const double want = (double)m * m * (double)part / (double)nt;
+      int64_t lo = 0, hi = nb;
+      while (lo < hi) {
+        const int64_t mid = (lo + hi) / 2;
+        const double r = (double)std::min(n, (b0 + mid) * kRowBlock) - (double)(k + 1);
+        if (r * r < want)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      return lo;
+    };
+    auto task = [&](size_t t) { blocks(bound((int64_t)t), bound((int64_t)t + 1)); };
+    oc::detail::parallel_for(par, (size_t)nt, task);
+  }
+  if (!ur) return;
+  // B u: each entry's own row, then the blocks below it in order
+  for (int64_t c = b0; c < b0 + nb; ++c) {
+    const double* part = w.part + c * n + k + 1;
+    const int64_t end = std::min(n, (c + 1) * kRowBlock) - k - 1;
+    for (int64_t j = 0; j < end; ++j) q[j] += part[j];
+  }
+}
+
 // Reduces the symmetric w.a (n x n, scaled; its lower triangle is read) to tridiagonal (d, e: e[i]
 // couples i and i + 1) by reflections H_k = I - 2 u u^T, B <- H B H = B - u q^T - q u^T with
 // q = 2 B u - 2 (u^T B u) u on the trailing block B (rows and columns k + 1 ..). On the lower
@@ -268,72 +409,13 @@ static void tridiagonalize(Work& w, int64_t n, const oc_parallel& par) {
     const int64_t m = n - k - 1;  // the reflection acts on rows and columns k + 1 ..
     if (pending)                  // column k (rows k ..) up to date
       for (int64_t i = k; i < n; ++i) A[i * ld + k] -= up[i] * qp[k] + qp[i] * up[k];
-    double* u = w.u;
-    for (int64_t i = 0; i < m; ++i) u[i] = A[(k + 1 + i) * ld + k];
-    double sigma = 0;
-    for (int64_t i = 1; i < m; ++i) sigma += u[i] * u[i];
-    double* x = A + k * ld + k + 1;  // row k past the diagonal: unused by the lower triangle, keeps u
-    const bool reflect = sigma != 0;  // else the column is already reduced: H = I
-    w.t[k] = reflect ? 1 : 0;
-    if (!reflect) {
-      w.e[k] = u[0];
-      std::fill(x, x + m, 0.0);
-    } else {
-      const double norm = sqrt(u[0] * u[0] + sigma);
-      const double alpha = u[0] > 0 ? -norm : norm;  // no cancellation in x0 - alpha
-      u[0] -= alpha;
-      const double f = 1.0 / sqrt(u[0] * u[0] + sigma);
-      for (int64_t i = 0; i < m; ++i) u[i] *= f;
-      std::copy(u, u + m, x);
-      w.e[k] = alpha;
-    }
+    const bool reflect = reflection(w, n, k);
     if (!reflect && !pending) continue;
-    // the fused pass over rows k + 1 ..: row i's entries k + 1 .. i
+    const double* u = w.u;
     double* q = w.p;  // B u, offsets into the block
-    const int64_t b0 = (k + 1) / kRowBlock, nb = Work::blocks(n) - b0;
-    const double* ur = reflect ? u : nullptr;
-    const double *upr = pending ? up + k + 1 : nullptr, *qpr = qp + k + 1;
-    auto blocks = [&](int64_t c0, int64_t c1) {
-      for (int64_t c = b0 + c0; c < b0 + c1; ++c) {
-        const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
-        double* part = w.part + c * n + k + 1;
-        if (ur) std::fill(part, part + (r1 - k - 1), 0.0);
-        for (int64_t i = r0; i < r1; ++i)
-          q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : 0, pending ? qp[i] : 0,
-                                   ur, part);
-      }
-    };
-    const double per_block = 4.0 * kRowBlock * (double)m / 2 + 1;
-    const int64_t nt = par.run ? oc::detail::num_tasks(nb, per_block, 1 << 15, kMaxInnerTasks) : 1;
-    if (nt <= 1) {
-      blocks(0, nb);
-    } else {
-      // block c (offset from b0) costs about its rows' lengths: boundaries at equal shares of the sum
-      auto bound = [&](int64_t part) {
-        if (part >= nt) return nb;
-        const double want = (double)m * m * (double)part / (double)nt;
-        int64_t lo = 0, hi = nb;
-        while (lo < hi) {
-          const int64_t mid = (lo + hi) / 2;
-          const double r = (double)std::min(n, (b0 + mid) * kRowBlock) - (double)(k + 1);
-          if (r * r < want)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        return lo;
-      };
-      auto task = [&](size_t t) { blocks(bound((int64_t)t), bound((int64_t)t + 1)); };
-      oc::detail::parallel_for(par, (size_t)nt, task);
-    }
+    fused_pass(w, n, k, reflect ? u : nullptr, pending, q, par);
     pending = reflect;
     if (!reflect) continue;
-    // B u: each entry's own row, then the blocks below it in order
-    for (int64_t c = b0; c < b0 + nb; ++c) {
-      const double* part = w.part + c * n + k + 1;
-      const int64_t end = std::min(n, (c + 1) * kRowBlock) - k - 1;
-      for (int64_t j = 0; j < end; ++j) q[j] += part[j];
-    }
     double K = 0;
     for (int64_t i = 0; i < m; ++i) K += u[i] * q[i];
     for (int64_t i = 0; i < m; ++i) {
@@ -459,12 +541,11 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
   });
 }
 
-// Implicit QL on (d, e), rotating w.r's rows when vectors (at once for small n, else queued and
-// flushed). false: the iteration cap was reached.
-static bool ql(Work& w, int64_t n, bool vectors, const oc_parallel& par) {
-  double *d = w.d, *e = w.e;
+// Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart) when R: at once, or
+// queued and flushed onto w.r (queue; R is then w.r). false: the iteration cap was reached.
+static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par) {
   const double eps = std::numeric_limits<double>::epsilon();
-  const bool queue = vectors && n >= kQueueN;
+  const bool vectors = R != nullptr;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -501,7 +582,7 @@ static bool ql(Work& w, int64_t n, bool vectors, const oc_parallel& par) {
           w.qi[w.queued] = i, w.qc[w.queued] = c, w.qs[w.queued] = s;
           ++w.queued;
         } else if (vectors) {
-          double* OC_RESTRICT x = w.r + i * w.ld;
+          double* OC_RESTRICT x = R + i * w.ld;
           double* OC_RESTRICT y = x + w.ld;
           for (int64_t k = 0; k < n; ++k) {
             const double yk = y[k], xk = x[k];
@@ -517,6 +598,357 @@ static bool ql(Work& w, int64_t n, bool vectors, const oc_parallel& par) {
     }
   }
   if (queue) flush(w, n, par);
+  return true;
+}
+
+// The eigenvalues of the tridiagonal (d, e2: the squares of the couplings) into d, unsorted, by the
+// square-root-free QL iteration of Pal, Walker and Kahan (the rotations' cosines and sines squared:
+// no square root per rotation, one per shift). Splits where e2[m] <= eps^2 (|d_m| + |d_m+1|)^2 (the
+// test of ql on squares). false: the iteration cap was reached.
+static bool ql_values(double* d, double* e2, int64_t n) {
+  const double eps2 = std::numeric_limits<double>::epsilon() * std::numeric_limits<double>::epsilon();
+  for (int64_t l = 0; l < n; ++l) {
+    for (int iter = 0;; ++iter) {
+      int64_t m = l;
+      for (; m + 1 < n; ++m) {
+        const double s = fabs(d[m]) + fabs(d[m + 1]);
+        if (e2[m] <= eps2 * s * s) break;
+      }
+      if (m == l) break;
+      if (iter == kMaxIterations) return false;
+      // shift: the eigenvalue of the leading 2 x 2 block nearer d[l]
+      const double rte = sqrt(e2[l]);
+      double sigma = (d[l + 1] - d[l]) / (2 * rte);
+      const double r = pythag(sigma, 1.0);
+      sigma = d[l] - rte / (sigma + copysign(r, sigma));
+      double c = 1, s = 0, gamma = d[m] - sigma, p = gamma * gamma;
+      for (int64_t i = m - 1; i >= l; --i) {
+        const double bb = e2[i], rr = p + bb;
+        if (i != m - 1) e2[i + 1] = s * rr;
+        const double oldc = c;
+        c = p / rr;
+        s = bb / rr;
+        const double oldgam = gamma, alpha = d[i];
+        gamma = c * (alpha - sigma) - s * oldgam;
+        d[i + 1] = oldgam + (alpha - gamma);
+        p = c != 0 ? gamma * gamma / c : oldc * bb;
+      }
+      e2[l] = s * p;
+      d[l] = sigma + gamma;
+    }
+  }
+  return true;
+}
+
+// B's kc x nc block (row-major, ldb) packed a strip of MR columns at a time (strip s at bp + s kc MR,
+// term t at + t MR; the last strip zero-padded): the register tile's vector operand.
+static void pack_b(double* bp, const double* B, int64_t ldb, int64_t kc, int64_t nc) {
+  enum : int64_t { MR = Tile<double>::MR };
+  for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) pack_strip(bp + s * kc * MR, B + j0, ldb, kc, std::min<int64_t>(MR, nc - j0));
+}
+
+// C[0:m, 0:nc] -= A[0:m, 0:kc] B, B packed by pack_b, all row-major (strides lda, ldc):
+// column_major.inc's register tile on the transposed view (C^T -= B^T A^T: C's columns are the tile's
+// MR vector rows, C's rows its kNR broadcast columns, read from A in place), a tile of rows going
+// along its rows (C streamed in order). Each entry takes its terms one at a time in order: the same
+// bits however C's rows are split into calls.
+static void gemm_packed(const double* A, int64_t lda, const double* bp, int64_t kc, double* C, int64_t ldc, int64_t m,
+                        int64_t nc) {
+  enum : int64_t { MR = Tile<double>::MR, W = Tile<double>::W };
+  for (int64_t i0 = 0; i0 < m; i0 += kNR) {
+    const int nr = (int)std::min<int64_t>(kNR, m - i0);
+    const double* b = A + i0 * lda;
+    for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) {
+      const int64_t mr = std::min<int64_t>(MR, nc - j0);
+      double* c = C + i0 * ldc + j0;
+      if (mr > W)
+        tile_kernel<double, 2>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
+      else
+        tile_kernel<double, 1>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
+    }
+  }
+}
+
+// C[0:m, 0:nc] -= A[0:m, 0:k] B[0:k, 0:nc] (row-major): per block of kKC terms, B's block packed
+// once into w.pk, then tasks over C's rows (whole register tiles per task).
+static void gemm_tasks(Work& w, const double* A, int64_t lda, const double* B, int64_t ldb, double* C, int64_t ldc,
+                       int64_t m, int64_t nc, int64_t k, const oc_parallel& par) {
+  if (m <= 0 || nc <= 0 || k <= 0) return;
+  for (int64_t kk = 0; kk < k; kk += kKC) {
+    const int64_t kc = std::min<int64_t>(kKC, k - kk);
+    pack_b(w.pk, B + kk * ldb, ldb, kc, nc);
+    in_tasks(par, oc::detail::div_up(m, kNR), 2.0 * kNR * (double)nc * (double)kc, [&](int64_t u0, int64_t u1) {
+      const int64_t i0 = u0 * kNR, i1 = std::min(m, u1 * kNR);
+      gemm_packed(A + i0 * lda + kk, lda, w.pk, kc, C + i0 * ldc, ldc, i1 - i0, nc);
+    });
+  }
+}
+
+// s = sum z2[l] / (del[l] - tau), ds = sum z2[l] / (del[l] - tau)^2 over l in [b, e): vector
+// accumulators in a fixed order.
+static inline void secular_sums(const double* del, const double* z2, int64_t b, int64_t e, double tau, double& s,
+                                double& ds) {
+  Vd s0 = {}, d0 = {};
+  int64_t l = b;
+  for (; l + kLanes <= e; l += kLanes) {
+    const Vd t = 1.0 / (*(const Vd*)(del + l) - tau);
+    const Vd q = *(const Vd*)(z2 + l) * t;
+    s0 += q;
+    d0 += q * t;
+  }
+  double a = 0, da = 0;
+  for (int64_t j = 0; j < kLanes; ++j) a += s0[j], da += d0[j];
+  for (; l < e; ++l) {
+    const double t = 1.0 / (del[l] - tau), q = z2[l] * t;
+    a += q;
+    da += q * t;
+  }
+  s = a, ds = da;
+}
+
+// Root i of the secular equation f(x) = 1/rho + sum z_l^2 / (dl_l - x) = 0 (dl ascending, k >= 2,
+// z2 = z^2, rho > 0): the one in (dl_i, dl_i+1), or past dl_k-1 for the last. Worked relative to the
+// nearer pole (the origin), so that every difference dl_l - x is got as (dl_l - dl_origin) - tau with
+// full relative accuracy; those differences are left in del (what the eigenvectors are made of), the
+// root returned. Each step solves a model with the two nearest poles kept exactly (value and slope
+// of each side's sum matched), safeguarded by bisection of the bracket the signs of f have shown.
+static double secular_root(const double* dl, const double* z2, int64_t k, double rho, double zz, int64_t i,
+                           double* del) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  const bool last = i == k - 1;
+  int64_t org = i;
+  double lo, hi, tau;
+  if (!last) {
+    const double gap = dl[i + 1] - dl[i], mid = gap / 2;
+    for (int64_t l = 0; l < k; ++l) del[l] = dl[l] - dl[i];
+    double s, ds;
+    secular_sums(del, z2, 0, k, mid, s, ds);
+    if (1.0 / rho + s >= 0) {
+      lo = 0, hi = mid, tau = mid;
+    } else {
+      org = i + 1;
+      for (int64_t l = 0; l < k; ++l) del[l] = dl[l] - dl[i + 1];
+      lo = mid - gap, hi = 0, tau = mid - gap;
+    }
+  } else {
+    for (int64_t l = 0; l < k; ++l) del[l] = dl[l] - dl[k - 1];
+    lo = 0, hi = rho * zz * (1 + 4 * eps), tau = hi / 2;
+    double s, ds;  // the bracket's top must have f >= 0 (it has, but for rounding)
+    for (int t = 0; t < 60; ++t) {
+      secular_sums(del, z2, 0, k, hi, s, ds);
+      if (1.0 / rho + s >= 0) break;
+      lo = hi, hi *= 2;
+    }
+  }
+  // the two poles the model keeps: i and i + 1 (the last root: k - 2 and k - 1); psi sums up to the
+  // lower one, phi the rest
+  const int64_t p0 = last ? k - 2 : i;
+  for (int it = 0; it < 100; ++it) {
+    double psi, dpsi, phi, dphi;
+    secular_sums(del, z2, 0, p0 + 1, tau, psi, dpsi);
+    secular_sums(del, z2, p0 + 1, k, tau, phi, dphi);
+    const double w = 1.0 / rho + psi + phi;
+    if (w == 0) break;
+    if (w > 0)
+      hi = std::min(hi, tau);
+    else
+      lo = std::max(lo, tau);
+    const double err = 8 * (fabs(psi) + fabs(phi) + 1.0 / rho) + fabs(tau) * (dpsi + dphi);
+    if (fabs(w) <= eps * err) break;
+    if (hi - lo <= 2 * eps * std::max(fabs(lo), fabs(hi))) break;
+    const double D0 = del[p0] - tau, D1 = del[p0 + 1] - tau;
+    const double a = (D0 + D1) * w - D0 * D1 * (dpsi + dphi), b = D0 * D1 * w, c = w - D0 * dpsi - D1 * dphi;
+    const double disc = a * a - 4 * b * c;
+    double eta = NAN;
+    if (disc >= 0 && c != 0) {
+      const double sq = sqrt(disc);
+      if (!last)
+        eta = a <= 0 ? (a - sq) / (2 * c) : 2 * b / (a + sq);
+      else
+        eta = a >= 0 ? (a + sq) / (2 * c) : 2 * b / (a - sq);
+    }
+    double next = tau + eta;
+    if (!(next > lo && next < hi)) next = lo + (hi - lo) / 2;
+    if (next == tau) break;
+    tau = next;
+  }
+  for (int64_t l = 0; l < k; ++l) del[l] -= tau;
+  return dl[org] + tau;
+}
+
+// Merges the two halves of the block [o, o + N) of T (Cuppen's divide and conquer): the halves'
+// eigensystems D1, Q1 and D2, Q2 (rows of w.zt, unsorted values in w.d) with the torn coupling beta
+// give T's block = diag(Q1, Q2) (D + rho z z^T) diag(Q1, Q2)^T, z the last row of Q1 over the first of
+// Q2 (signed by beta), rho = 2 |beta| and z of unit length. Deflation: a tiny rho z_j leaves d_j an
+// eigenvalue with its row as it is; two values closer than the tolerance (after a rotation of their
+// rows putting z's weight on one) likewise. The rest (k) are the secular equation's roots; their
+// vectors are made of the differences d_l - lambda_j and of the z that has exactly these roots (the
+// Gu-Eisenstat/Loewner recomputation: orthogonal to working precision however close the roots),
+// then multiplied into the rows: an upper product (rows of the first half and rows mixed by
+// deflation) and a lower one, each a plain row-major gemm (C -= A B on zeros, A the negated vectors).
+static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  const int64_t ld = w.ld;
+  double* Z = w.zt + o * ld + o;
+  double* d = w.d + o;
+  double *z = w.z, *dl = w.dl, *zl = w.zl, *z2 = w.z2, *zhat = w.zhat, *lam = w.lam;
+  int64_t *idx = w.idx, *keep = w.keep, *gone = w.gone, *kind = w.kind, *gpos = w.gpos;
+  for (int64_t j = 0; j < n1; ++j) std::fill(Z + j * ld + n1, Z + j * ld + N, 0.0);
+  for (int64_t j = n1; j < N; ++j) std::fill(Z + j * ld, Z + j * ld + n1, 0.0);
+  const double rho = 2 * fabs(beta), sgn = beta < 0 ? -1.0 : 1.0, h = sqrt(0.5);
+  double dmax = 0, zmax = 0;
+  for (int64_t j = 0; j < N; ++j) {
+    z[j] = (j < n1 ? Z[j * ld + n1 - 1] : sgn * Z[j * ld + n1]) * h;
+    kind[j] = j < n1 ? 0 : 2;  // 0: first half only, 1: both, 2: second half only
+    idx[j] = j;
+    dmax = std::max(dmax, fabs(d[j]));
+    zmax = std::max(zmax, fabs(z[j]));
+  }
+  std::sort(idx, idx + N, [&](int64_t x, int64_t y) { return d[x] < d[y] || (d[x] == d[y] && x < y); });
+  const double tol = 8 * eps * std::max(dmax, zmax);
+  int64_t k = 0, ng = 0, prev = -1;
+  for (int64_t t = 0; t < N; ++t) {
+    const int64_t j = idx[t];
+    if (rho * fabs(z[j]) <= tol) {
+      gone[ng++] = j;
+      continue;
+    }
+    if (prev < 0) {
+      prev = j;
+      continue;
+    }
+    const double tau = pythag(z[j], z[prev]);
+    const double c = z[j] / tau, s = -z[prev] / tau;
+    if (fabs((d[j] - d[prev]) * c * s) <= tol) {  // rotate prev's weight onto j: prev deflates
+      z[j] = tau, z[prev] = 0;
+      double *x = Z + prev * ld, *y = Z + j * ld;
+      for (int64_t q = 0; q < N; ++q) {
+        const double xq = x[q], yq = y[q];
+        x[q] = c * xq + s * yq;
+        y[q] = c * yq - s * xq;
+      }
+      if (kind[prev] != kind[j]) kind[j] = 1;
+      const double dp = d[prev], dj = d[j];
+      d[prev] = dp * c * c + dj * s * s;
+      d[j] = dp * s * s + dj * c * c;
+      gone[ng++] = prev;
+    } else {
+      keep[k++] = prev;
+    }
+    prev = j;
+  }
+  if (prev >= 0) keep[k++] = prev;
+  double* S = w.s + o * ld + o;  // the rows gathered: the kept by kind, then the deflated
+  double* G = w.g;               // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
+  double* A = w.r;               // row j: minus eigenvector j, in the gathered rows' order (w.r is free)
+  int64_t nk[3] = {0, 0, 0};
+  for (int64_t i = 0; i < k; ++i) ++nk[kind[keep[i]]];
+  {
+    int64_t at[3] = {0, nk[0], nk[0] + nk[1]};
+    for (int64_t i = 0; i < k; ++i) gpos[at[kind[keep[i]]]++] = i;  // group position -> kept index
+  }
+  for (int64_t g = 0; g < k; ++g) std::copy(Z + keep[gpos[g]] * ld, Z + keep[gpos[g]] * ld + N, S + g * ld);
+  for (int64_t g = 0; g < ng; ++g) std::copy(Z + gone[g] * ld, Z + gone[g] * ld + N, S + (k + g) * ld);
+  double* nd = w.tmp;
+  for (int64_t g = 0; g < ng; ++g) nd[k + g] = d[gone[g]];
+  if (k == 1) {
+    lam[0] = d[keep[0]] + rho * z[keep[0]] * z[keep[0]];
+    A[0] = -1;
+  } else if (k > 1) {
+    double zz = 0;
+    for (int64_t i = 0; i < k; ++i) {
+      dl[i] = d[keep[i]], zl[i] = z[keep[i]], z2[i] = zl[i] * zl[i];
+      zz += z2[i];
+    }
+    in_tasks(par, k, 40.0 * k, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld);
+    });
+    // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
+    for (int64_t i = 0; i < k; ++i) zhat[i] = G[i * ld + i];
+    for (int64_t j = 0; j < k; ++j) {
+      const double* gj = G + j * ld;
+      for (int64_t i = 0; i < j; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
+      for (int64_t i = j + 1; i < k; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
+    }
+    for (int64_t i = 0; i < k; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
+    in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) {
+        double* gj = G + j * ld;
+        for (int64_t i = 0; i < k; ++i) gj[i] = zhat[i] / gj[i];
+        const double f = -1.0 / sqrt(dot(gj, gj, k));
+        double* aj = A + j * ld;
+        for (int64_t g = 0; g < k; ++g) aj[g] = gj[gpos[g]] * f;
+      }
+    });
+  }
+  for (int64_t j = 0; j < k; ++j) nd[j] = lam[j];
+  std::copy(nd, nd + N, d);
+  // the products: rows [0, k) of Z = -A (k x k) times the gathered rows (kinds 0 and 1 on the first
+  // half's columns, kinds 1 and 2 on the second's)
+  for (int64_t j = 0; j < k; ++j) std::fill(Z + j * ld, Z + j * ld + N, 0.0);
+  gemm_tasks(w, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
+  gemm_tasks(w, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
+  for (int64_t g = 0; g < ng; ++g) std::copy(S + (k + g) * ld, S + (k + g) * ld + N, Z + (k + g) * ld);
+}
+
+// The rows of X (n of them, w.ld apart: T's eigenvectors) times R = Q^T = H_{n-3} ... H_0 (A's
+// eigenvectors as rows), in place: X <- X H_{n-3} ... H_0 without forming R. The reflections go in
+// blocks of kWY (k descending); a block's product H_k1 ... H_k0 = I - Y T Y^T (compact WY: Y's
+// columns the u's, T upper triangular from their dot products) is applied as three products on the
+// columns k0 + 1 .. it touches: W = X Y, W T, X -= (W T) Y^T (2 n^3 flops in all, in the register tile).
+static void back_transform(Work& w, double* X, int64_t n, const oc_parallel& par) {
+  const int64_t ld = w.ld;
+  double* Yt = w.g;  // row c: y_c on the block's columns
+  double* Y = w.s;   // its transpose
+  double *W1 = w.r, *W2 = w.r + kWY;  // n x m each (ld >= 2 kWY from kDC)
+  double Tm[kWY * kWY];
+  for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) {
+    const int64_t k0 = std::max<int64_t>(0, k1 - kWY + 1), m = k1 - k0 + 1, c0 = k0 + 1, len = n - c0;
+    for (int64_t c = 0; c < m; ++c) {  // y_c = u_{k1 - c}, zeros above its support
+      const int64_t k = k1 - c;
+      double* yt = Yt + c * ld;
+      std::fill(yt, yt + (k + 1 - c0), 0.0);
+      std::copy(w.a + k * ld + k + 1, w.a + k * ld + n, yt + (k + 1 - c0));
+      for (int64_t j = 0; j < len; ++j) Y[j * ld + c] = yt[j];
+    }
+    // H(y_0) ... H(y_c) = I - Y_c T_c Y_c^T: column c of T is -2 T_{c-1} (Y_{c-1}^T y_c) over 2
+    for (int64_t c = 0; c < m; ++c) {
+      const double tau = w.t[k1 - c] != 0 ? 2.0 : 0.0;
+      double s[kWY];
+      for (int64_t i = 0; i < c; ++i) s[i] = dot(Yt + i * ld, Yt + c * ld, len);
+      for (int64_t i = 0; i < c; ++i) {
+        double x = 0;
+        for (int64_t l = i; l < c; ++l) x += Tm[i * kWY + l] * s[l];
+        Tm[i * kWY + c] = -tau * x;
+      }
+      Tm[c * kWY + c] = tau;
+      for (int64_t i = c + 1; i < m; ++i) Tm[i * kWY + c] = 0;
+    }
+    for (int64_t i = 0; i < n; ++i) std::fill(W1 + i * ld, W1 + i * ld + 2 * kWY, 0.0);
+    gemm_tasks(w, X + c0, ld, Y, ld, W1, ld, n, m, len, par);  // W1 = -X Y
+    gemm_tasks(w, W1, ld, Tm, kWY, W2, ld, n, m, m, par);      // W2 = X Y T
+    gemm_tasks(w, W2, ld, Yt, ld, X + c0, ld, n, len, m, par);  // X -= X Y T Y^T
+  }
+}
+
+// T's block [o, o + N) by divide and conquer: eigenvalues (unsorted) into w.d, eigenvectors into
+// rows o .. of w.zt (columns o ..). Up to kLeaf, the QL iteration rotating an identity.
+static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
+  const int64_t ld = w.ld;
+  if (N <= kLeaf) {
+    double* Z = w.zt + o * ld + o;
+    for (int64_t j = 0; j < N; ++j) {
+      std::fill(Z + j * ld, Z + j * ld + N, 0.0);
+      Z[j * ld + j] = 1;
+    }
+    return ql(w, w.d + o, w.e + o, N, Z, false, par);
+  }
+  const int64_t n1 = N / 2;
+  const double beta = w.e[o + n1 - 1];
+  w.d[o + n1 - 1] -= fabs(beta);
+  w.d[o + n1] -= fabs(beta);
+  if (!divide(w, o, n1, par) || !divide(w, o + n1, N - n1, par)) return false;
+  merge(w, o, n1, N, beta, par);
   return true;
 }
 
@@ -542,19 +974,36 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     tridiagonalize_small(w, n);
   else
     tridiagonalize(w, n, par);
-  if (vectors) form_basis(w, n, par);
-  if (!ql(w, n, vectors, par)) return 2;
   int64_t* order = w.order;
-  for (int64_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
-  if (wout)
-    for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
+  const double* rows = w.r;  // the eigenvectors, as rows, for the values w.d
+  if (n < kDC) {  // the values by the QL iteration, rotating R's rows when vectors (the same values' bits)
+    if (vectors) form_basis(w, n, par);
+    if (!ql(w, w.d, w.e, n, vectors ? w.r : nullptr, vectors && n >= kQueueN, par)) return 2;
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
+    if (wout)
+      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
+  } else {
+    if (wout) {  // the values by the root-free QL on a copy, with or without vectors (the same bits)
+      for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
+      if (!ql_values(w.dv, w.e2v, n)) return 2;
+      std::sort(w.dv, w.dv + n);
+      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
+    }
+    if (!vectors) return 1;
+    if (!divide(w, 0, n, par)) return 2;
+    back_transform(w, w.zt, n, par);  // the vectors' rows: Z^T Q^T
+    rows = w.zt;
+    for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
+    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
+  }
   if (vectors)
     for (int64_t j = 0; j < n; ++j) {
-      const double* x = w.r + order[j] * w.ld;
-      int64_t big = 0;
+      const double* x = rows + order[j] * w.ld;
+      int64_t big = 0;  // the largest entry as T (entries that round to equal magnitudes: the first)
+      T top = (T)fabs(x[0]);
       for (int64_t i = 1; i < n; ++i)
-        if (fabs(x[i]) > fabs(x[big])) big = i;
+        if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
       const double sign = x[big] < 0 ? -1.0 : 1.0;
       for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
     }
@@ -564,12 +1013,13 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
 template <class T>
 static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
                const oc_parallel& par) {
-  const size_t bytes = Work::bytes(n);
+  const bool dc = v != nullptr && n >= kDC;
+  const size_t bytes = Work::bytes(n, dc);
   if (batch < 4 && n >= kParallelN && par.run != nullptr) {  // parallelism inside each matrix
     void* buf = malloc(bytes);
     if (!buf) return OC_OUT_OF_MEMORY;
     Work w;
-    w.carve(buf, n);
+    w.carve(buf, n, dc);
     for (int64_t b = 0; b < batch; ++b)
       status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, par);
     free(buf);
@@ -587,7 +1037,7 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
       return;
     }
     Work w;
-    w.carve(buf, n);
+    w.carve(buf, n, dc);
     for (int64_t b = b0; b < b1; ++b)
       status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, oc_serial);
     free(buf);

@@ -1,0 +1,110 @@
+"""Eigh's eigenvectors by divide and conquer (kernels/cpu/eigh.cpp, from n = 64; blocks up to 24 by the QL
+iteration): the merges' deflation (tiny z entries, equal and close eigenvalues, zero couplings: whole halves
+uncoupled), the secular equation's roots and the recomputed z (orthogonality however close the roots), sizes
+either side of the thresholds, and results independent of the thread count and of the batch."""
+import numpy as np
+import pytest
+
+from ortcustom import kernels
+
+from test_eigh import assert_eigh
+
+rng = np.random.default_rng(2024)
+
+
+def with_values(vals, dtype=np.float64, seed=0):
+    n = len(vals)
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((n, n)))
+    return ((q * np.asarray(vals, np.float64)) @ q.T).astype(dtype)
+
+
+def tridiagonal(d, e):
+    return np.diag(np.asarray(d, np.float64)) + np.diag(e, 1) + np.diag(e, -1)
+
+
+def check(a, uplo="L"):
+    w, v = kernels.eigh(a, UPLO=uplo)
+    assert_eigh(a, w, v, uplo)
+    np.testing.assert_array_equal(w, kernels.eigvalsh(a, UPLO=uplo))  # the values' bits, vectors or not
+    return w, v
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [24, 25, 48, 49, 63, 64, 65, 97, 128, 200])
+def test_sizes_either_side_of_the_thresholds(dtype, n):
+    a = rng.standard_normal((2, n, n)).astype(dtype)
+    for uplo in ("L", "U"):
+        check(a, uplo)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_identity_plus_rank_one_deflates_all_but_one(dtype):
+    """n - 1 equal eigenvalues: every merge deflates by the close-values rotation (rows of both halves mixed)."""
+    for n in (64, 100, 257):
+        u = rng.standard_normal(n)
+        a = (np.eye(n) + np.outer(u, u) / n).astype(dtype)
+        w, _ = check(a)
+        np.testing.assert_allclose(w[:-1], 1.0, atol=8 * n * np.finfo(dtype).eps)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_repeated_and_clustered_values(dtype):
+    n = 120
+    for vals in ([1.0] * 40 + [2.0] * 40 + [-3.0] * 40,
+                 np.concatenate([1 + 1e-13 * np.arange(60), 2 + 1e-9 * rng.standard_normal(60)]),
+                 np.concatenate([np.zeros(100), rng.standard_normal(20)])):
+        check(with_values(vals, dtype, seed=len(vals)))
+
+
+def test_wilkinson_matrices_pairs_of_nearly_equal_values():
+    """W+ (d = |i - m|, e = 1): its largest values come in pairs equal to many digits."""
+    for n in (65, 101, 201):
+        m = (n - 1) // 2
+        a = tridiagonal(np.abs(np.arange(n) - m), np.ones(n - 1))
+        w, _ = check(a)
+        assert w[-1] - w[-2] < 1e-10  # the pair is there: the deflation of close values is reached
+
+
+@pytest.mark.parametrize("n", [40, 64, 100])
+def test_the_sign_is_taken_on_the_rounded_entries(n):
+    """diag(0..n-1) + ones beside it: vectors with entries equal in magnitude once rounded to float32 (the first
+    of them is the one made positive, as the output holds them)."""
+    a = tridiagonal(np.arange(n), np.ones(n - 1))
+    for dtype in (np.float32, np.float64):
+        check(a.astype(dtype))
+
+
+def test_graded_and_glued_tridiagonals():
+    n = 150
+    check(tridiagonal(10.0 ** -np.linspace(0, 12, n), 10.0 ** -np.linspace(0, 12, n - 1)))  # graded
+    e = np.ones(n - 1)
+    e[::25] = 0  # exactly uncoupled blocks: merges with rho = 0 deflate everything
+    check(tridiagonal(rng.standard_normal(n), e))
+    e[::25] = 1e-14  # nearly uncoupled: rho z tiny
+    check(tridiagonal(rng.standard_normal(n), e))
+    check(np.diag(rng.standard_normal(n)))  # diagonal: nothing to reduce
+    check(np.ones((n, n)))  # rank one: n - 1 zeros
+    check(np.zeros((n, n)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batch_and_threads_give_the_same_bits(dtype):
+    a = rng.standard_normal((5, 90, 90)).astype(dtype)
+    b = rng.standard_normal((2, 300, 300)).astype(dtype)
+    got = []
+    try:
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            got.append((*kernels.eigh(a), *kernels.eigh(b)))
+    finally:
+        kernels.set_threads(None)
+    for x in got[1:]:
+        for g, want in zip(x, got[0]):
+            np.testing.assert_array_equal(g, want)
+    for i in range(len(a)):  # a matrix alone as in its batch
+        for g, want in zip(kernels.eigh(a[i]), got[0][:2]):
+            np.testing.assert_array_equal(g, want[i])
+    for i in range(len(b)):
+        for g, want in zip(kernels.eigh(b[i]), got[0][2:]):
+            np.testing.assert_array_equal(g, want[i])
+    assert_eigh(b, got[0][2], got[0][3], "L")
