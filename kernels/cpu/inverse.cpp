@@ -827,6 +827,13 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk, Team& team) {
   gj_matrix(wk, team);
   int* OC_RESTRICT from = wk.perm + n;  // dst[i][j] = X[i][from[j]]: a gather, stores in order
   for (int64_t m = 0; m < n; ++m) from[wk.perm[m]] = (int)m;
+  // runs of j where from[j] steps by one (all of it when no row was swapped): copied as
+  // stretches (vector loops) when they are few, their starts in ipiv (done with)
+  int* OC_RESTRICT run = wk.ipiv;
+  int64_t runs = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (j == 0 || from[j] != from[j - 1] + 1) run[runs++] = (int)j;
+  const bool stretches = runs * 8 <= n;
   {
     auto store = [&](size_t ti) {
       int64_t r0, r1;
@@ -834,7 +841,15 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk, Team& team) {
       for (int64_t i = r0; i < r1; ++i) {
         const T* OC_RESTRICT row = a + i * lda;
         S* OC_RESTRICT drow = dst + i * n;
-        for (int64_t j = 0; j < n; ++j) drow[j] = Conv<S, T>::store(row[from[j]]);
+        if (stretches) {
+          for (int64_t r = 0; r < runs; ++r) {
+            const int64_t j0 = run[r], j1 = r + 1 < runs ? run[r + 1] : n;
+            const T* OC_RESTRICT x = row + from[j0];
+            for (int64_t j = j0; j < j1; ++j) drow[j] = Conv<S, T>::store(x[j - j0]);
+          }
+        } else {
+          for (int64_t j = 0; j < n; ++j) drow[j] = Conv<S, T>::store(row[from[j]]);
+        }
       }
     };
     parallel_for(par, (size_t)nt, store);
