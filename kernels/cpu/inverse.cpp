@@ -694,7 +694,8 @@ struct Update {
   }
 
   void gemm(int64_t ti) {
-    while (packed.load(std::memory_order_acquire) < npt) ::oc::detail::spin_pause();
+    unsigned round = 0;
+    while (packed.load(std::memory_order_acquire) < npt) ::oc::detail::spin_wait(round);
     T* a = wk.a;
     const int64_t n = wk.n, lda = wk.lda;
     int64_t rb0, rb1;

@@ -43,6 +43,19 @@ inline void spin_pause() {
 #endif
 }
 
+// Round `round` (from 0) of a wait for another thread: a pause, or past a few thousand rounds
+// (~0.1-1 ms: longer than any step's serial work on a machine to ourselves) a yield of the core, so
+// that on a busy machine the thread waited for (descheduled) can run. With nothing else runnable
+// a yield returns at once, a pause in effect.
+inline void spin_wait(unsigned& round) {
+  if (round < (1u << 12)) {
+    ++round;
+    spin_pause();
+  } else {
+    std::this_thread::yield();
+  }
+}
+
 class Team {
  public:
   // Runs lead(team) once, on the first of `tasks` tasks of par to start, the others helping.
@@ -87,7 +100,8 @@ class Team {
         done_.fetch_add(1, std::memory_order_relaxed);
       }
     }
-    while (done_.load(std::memory_order_acquire) < n_) spin_pause();  // claimed: being run
+    unsigned round = 0;
+    while (done_.load(std::memory_order_acquire) < n_) spin_wait(round);  // claimed: being run
   }
 
   // An oc_parallel that runs each parallel_for as one step (the leader only).
@@ -145,12 +159,7 @@ class Team {
         continue;
       }
       if (over_.load(std::memory_order_acquire)) return;
-      // the leader is on serial work: spin (a step follows within microseconds), then, if it
-      // lasts, give the core to whoever else needs it between polls
-      if (++idle < (1u << 16))
-        spin_pause();
-      else
-        std::this_thread::yield();
+      spin_wait(idle);  // the leader is on serial work (a step follows within microseconds)
     }
   }
 
