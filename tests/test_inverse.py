@@ -31,6 +31,23 @@ def test_matches_numpy(dtype, shape):
     assert_inverse(x, run_inverse(x))
 
 
+def test_large_matrix_in_a_session_has_the_same_bits_on_any_pool_size():
+    """A large matrix runs as one parallel region on ORT's intra-op pool (its first task leads, the
+    others help, kernels/cpu/team.h): 1, 2 or 3 threads, and a direct call, give the same bits."""
+    from ortcustom import kernels
+
+    x = row_cycled(np.random.default_rng(4), (1000, 1000), np.float32)
+    dom = ortcustom.Domain("com.microsoft").add(Inverse)
+    outs = []
+    for threads in (1, 2, 3):
+        so = ortcustom.session_options(dom)
+        so.intra_op_num_threads = threads
+        outs.append(session(Inverse, dom, {"X": (x.dtype, x.shape)}, so=so).run(None, {"X": x})[0])
+    assert_inverse(x, outs[0])
+    for y in outs[1:] + [kernels.inverse(x)]:
+        np.testing.assert_array_equal(y, outs[0])
+
+
 @pytest.mark.parametrize("gen", [well_conditioned, row_cycled])
 @pytest.mark.parametrize("n", range(1, 65))
 def test_every_size_up_to_64(n, gen):

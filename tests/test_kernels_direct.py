@@ -28,6 +28,20 @@ def test_inverse_of_matrices_that_need_pivoting(dtype, n):
         assert_inverse(x, kernels.inverse(x))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+@pytest.mark.parametrize("swaps", [0, 1, 3])
+def test_inverse_with_few_row_swaps(dtype, swaps):
+    """The output's column permutation is copied as stretches when it has few breaks (no swap, a
+    few) and gathered element by element otherwise: both give the inverse."""
+    rng = np.random.default_rng(swaps)
+    n = 300
+    x = well_conditioned(rng, (1, n, n), dtype)
+    for i in range(swaps):
+        a, b = 7 + 50 * i, 200 + 31 * i
+        x[0, [a, b]] = x[0, [b, a]]
+    assert_inverse(x, kernels.inverse(x))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_inverse_does_not_depend_on_the_thread_count(dtype):
     """The blocked path splits each rank-k update's rows across tasks; every element is summed in

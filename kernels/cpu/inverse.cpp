@@ -21,8 +21,14 @@
 //     and each element's sum runs in one order whatever the thread count.
 //     A leaf (16 columns) is worked on in a column-major copy: pivot search down a contiguous
 //     column, the multipliers of all rows as vector divisions, columns updated as vectors of rows.
+//     Its row swaps are made within its 128-wide panel only; the other columns take a panel's
+//     swaps (recorded in ipiv) when its update packs them, as LAPACK's deferred laswp.
 //   * batches are split into chunks of matrices per task; for few large matrices the
-//     parallelism is inside each matrix.
+//     parallelism is inside each matrix, in one parallel region per call (team.h: the host's pool
+//     forked once, not twice per leaf; the region's first task leads, the others claim the items
+//     of its steps). With a small team the next panel is factored on the leader while the others
+//     apply the current panel to the rest of the matrix (look-ahead: the leaves' serial work is
+//     hidden behind the update); every element still sees the same operations in one order.
 //
 // This file is compiled once per instruction set: it includes itself (the part below #else)
 // through isa_passes.inc, inside a namespace per pass (baseline; on GCC/x86 also AVX2 and
@@ -41,6 +47,7 @@
 #include "ortcustom/half.h"
 #include "../kernels.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace oc {
 #define OC_ISA_PASS_FILE "inverse.cpp"
@@ -71,6 +78,7 @@ int oc_inverse_f16(const uint16_t* in, uint16_t* out, int64_t batch, int64_t n,
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 using ::oc::detail::Conv;
+using ::oc::detail::Team;
 #include "simd.inc"
 
 // Unaligned vector load/store (defined here, inside the pass, so they carry its target options).
@@ -277,6 +285,9 @@ static void inverse_fixed(const S* in, S* out, int64_t batch, const oc_parallel&
 // a copy of the input in the scratch memory (computed in place there).
 
 enum : int64_t { kLeaf = 16, kPanel = 128, kMaxInnerTasks = 64 };
+// The look-ahead (the next panel factored on the leader while the others update the rest) only
+// for teams this small: it factors the panel on one thread, which more threads would wait for.
+enum : int { kLookAheadTeam = 4 };
 
 // The micro-kernel's shape: kMR rows x kNV vectors of columns of accumulators. AVX-512 (32 zmm):
 // 14 x 2 = 28 accumulators, 2 vectors of W and a broadcast; 16 registers (AVX2, SSE): 6 x 2.
@@ -299,10 +310,11 @@ struct Work {
   T* a;        // n x n, row-major, rows lda apart
   int64_t n, lda;
   int* perm;   // n, and n more for its inverse
-  T* W;        // the panel rows packed as strips for the update: kPanel x (n + 2 NR)
+  int* ipiv;   // n: ipiv[k], the row swapped with row k at step k (for the columns of other panels)
+  T* W;        // a panel's rows packed as strips for its update: kPanel x (n + 2 NR)
+  T* Wi;       // a leaf's rows packed for the update inside its panel: kLeaf x (kPanel + 2 NR)
   T* L;        // a leaf's columns, column-major: kLeaf x ldl
   int64_t ldl;
-  oc_parallel par;
 };
 
 // A row stride of at least n elements that is an odd number of cache lines: with a power-of-two
@@ -442,10 +454,11 @@ static int64_t pivot_row(const T* OC_RESTRICT x, int64_t k, int64_t n) {
 // multipliers of all rows are vector divisions, and each column is updated with vectors of rows
 // (in the row-major matrix each row took a scalar division and stores of its own). Step k, pivot
 // piv = a[k][k] after the swap: every other row i gets l = a[i][k] / piv, a[i][j] -= rk[j] * l
-// (rk: row k) and a[i][k] = -l; row k becomes rk / piv with a[k][k] = 1 / piv. Rows are swapped in
-// full (the leaf's columns in L, the others in the matrix).
+// (rk: row k) and a[i][k] = -l; row k becomes rk / piv with a[k][k] = 1 / piv. Rows are swapped
+// within the enclosing panel's columns [s0, s1) (the leaf's in L, the others in the matrix) and
+// the swap is recorded in ipiv: the other panels' columns take it with the panel's update.
 template <class T>
-static void gj_leaf(Work<T>& wk, int64_t c0, int64_t w) {
+static void gj_leaf(Work<T>& wk, int64_t c0, int64_t w, int64_t s0, int64_t s1) {
   typedef typename VecT<T>::type V;
   enum { VW = VecT<T>::W };
   T* OC_RESTRICT a = wk.a;
@@ -465,12 +478,12 @@ static void gj_leaf(Work<T>& wk, int64_t c0, int64_t w) {
       }
       T* OC_RESTRICT x = a + k * lda;
       T* OC_RESTRICT y = a + p * lda;
-      for (int64_t j = 0; j < c0; ++j) {
+      for (int64_t j = s0; j < c0; ++j) {
         const T t = x[j];
         x[j] = y[j];
         y[j] = t;
       }
-      for (int64_t j = c0 + w; j < n; ++j) {
+      for (int64_t j = c0 + w; j < s1; ++j) {
         const T t = x[j];
         x[j] = y[j];
         y[j] = t;
@@ -479,6 +492,7 @@ static void gj_leaf(Work<T>& wk, int64_t c0, int64_t w) {
       wk.perm[k] = wk.perm[p];
       wk.perm[p] = t;
     }
+    wk.ipiv[k] = (int)p;
     const T piv = col[k];
     for (int64_t j = 0; j < w; ++j) rk[j] = L[j * ldl + k];
     rk[kk] = T(1);
@@ -604,57 +618,88 @@ static OC_ALWAYS_INLINE void pack_a(const T* OC_RESTRICT a, int64_t lda, int64_t
     for (int r = 0; r < kMR; ++r) Ap[t * kMR + r] = r < mr ? a[(i0 + r) * lda + k + t] : T(0);
 }
 
-// After the panel [k, k+kb) is factored, apply it to the columns [c0, k) and [k+kb, c1) of every
-// row: C = (row in the panel ? 0 : C) + A * W, A the panel's columns, W a copy of the panel rows
-// (before the update). GotoBLAS-style: W is packed once into strips of NR columns (each segment's
-// last one padded with zeros), kb x NR contiguous (kb = 128: 16 KiB, from L2); each task takes
-// blocks of kMR rows, packs their kMR x kb of A (kept in L1) and sweeps the strips. Every C
-// element is summed in one order whatever the tasks: results do not depend on the thread count.
+// After the panel [k, k+kb) is factored, apply it to the columns of two segments [a0, a0 + w1)
+// and [b0, b0 + w2) of every row: C = (row in the panel ? 0 : C) + A * W, A the panel's columns, W
+// a copy of the panel rows (before the update). GotoBLAS-style: W is packed into strips of NR
+// columns (each segment's last one padded with zeros), kb x NR contiguous (kb = 128: 16 KiB, from
+// L2); then each GEMM item takes blocks of kMR rows, packs their kMR x kb of A (kept in L1) and
+// sweeps the strips. With `swap`, a pack item first applies the panel's row swaps (ipiv) to its
+// strip's columns: the panel swapped rows only within itself. Every C element is summed in one
+// order whatever the items and threads: results do not depend on the thread count.
+// One step of items: the pack items first, then the GEMM items, which wait for every pack item
+// (claimed before them: Team's rule).
 template <class T>
-static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t kb) {
+struct Update {
   enum { NR = Strip<T>::NR };
-  const int64_t n = wk.n, lda = wk.lda;
-  const int64_t w1 = k - c0, w2 = c1 - (k + kb);
-  if (w1 + w2 <= 0) return;
-  T* a = wk.a;
-  T* Wp = wk.W;
-  const int64_t ns1 = div_up(w1, NR), ns = ns1 + div_up(w2, NR);
-  auto strip = [&](int64_t s, int64_t& col, int& cols) {
+  Work<T>& wk;
+  T* Wp;
+  int64_t k, kb, a0, w1, b0, w2;
+  bool swap;
+  int64_t ns1, ns, npt, nrb, nt;
+  std::atomic<int64_t> packed{0};
+
+  Update(Work<T>& w, T* W, int64_t k_, int64_t kb_, int64_t a0_, int64_t w1_, int64_t b0_,
+         int64_t w2_, bool swap_)
+      : wk(w), Wp(W), k(k_), kb(kb_), a0(a0_), w1(w1_), b0(b0_), w2(w2_), swap(swap_) {
+    ns1 = div_up(w1, NR);
+    ns = ns1 + div_up(w2, NR);
+    // memory-bound copies: items of >= 16K values (the top-level panel's W: ~8)
+    npt = num_tasks(ns, (double)kb * NR, 1 << 14, kMaxInnerTasks);
+    nrb = div_up(wk.n, kMR);
+    // items of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a
+    // 128-wide panel ran as one task at n = 512, a quarter of the work on one thread
+    nt = num_tasks(nrb, 2.0 * kMR * kb * (w1 + w2), 1 << 18, kMaxInnerTasks);
+  }
+  size_t items() const { return w1 + w2 > 0 ? (size_t)(npt + nt) : 0; }
+
+  void strip(int64_t s, int64_t& col, int& cols) const {
     const int64_t j = (s < ns1 ? s : s - ns1) * NR, w = s < ns1 ? w1 : w2;
-    col = (s < ns1 ? c0 : k + kb) + j;
+    col = (s < ns1 ? a0 : b0) + j;
     cols = (int)(w - j < NR ? w - j : (int64_t)NR);
-  };
-  {
-    // memory-bound copies: tasks of >= 16K values (the top-level panel's W: ~8 tasks)
-    const int64_t npt = num_tasks(ns, (double)kb * NR, 1 << 14, kMaxInnerTasks);
-    auto pack = [&](size_t ti) {
-      int64_t s0, s1;
-      split_range(ns, npt, (int64_t)ti, s0, s1);
-      for (int64_t s = s0; s < s1; ++s) {
-        int64_t col;
-        int cols;
-        strip(s, col, cols);
-        T* dst = Wp + s * kb * NR;
-        for (int64_t t = 0; t < kb; ++t, dst += NR) {
-          const T* src = a + (k + t) * lda + col;
-          if (cols == NR) {
-            memcpy(dst, src, NR * sizeof(T));
-          } else {
-            for (int j = 0; j < cols; ++j) dst[j] = src[j];
-            for (int j = cols; j < NR; ++j) dst[j] = T(0);
+  }
+
+  void pack(int64_t ti) {
+    T* OC_RESTRICT a = wk.a;
+    const int64_t lda = wk.lda;
+    int64_t s0, s1;
+    split_range(ns, npt, ti, s0, s1);
+    for (int64_t s = s0; s < s1; ++s) {
+      int64_t col;
+      int cols;
+      strip(s, col, cols);
+      if (swap)
+        for (int64_t t = k; t < k + kb; ++t) {
+          const int64_t p = wk.ipiv[t];
+          if (p == t) continue;
+          T* OC_RESTRICT x = a + t * lda + col;
+          T* OC_RESTRICT y = a + p * lda + col;
+          for (int j = 0; j < cols; ++j) {
+            const T v = x[j];
+            x[j] = y[j];
+            y[j] = v;
           }
         }
+      T* dst = Wp + s * kb * NR;
+      for (int64_t t = 0; t < kb; ++t, dst += NR) {
+        const T* src = a + (k + t) * lda + col;
+        if (cols == NR) {
+          memcpy(dst, src, NR * sizeof(T));
+        } else {
+          for (int j = 0; j < cols; ++j) dst[j] = src[j];
+          for (int j = cols; j < NR; ++j) dst[j] = T(0);
+        }
       }
-    };
-    parallel_for(wk.par, (size_t)npt, pack);
+    }
+    packed.fetch_add(1, std::memory_order_release);
   }
-  const int64_t nrb = div_up(n, kMR);
-  // tasks of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a 128-wide
-  // panel ran as one task at n = 512, a quarter of the work on one thread
-  const int64_t nt = num_tasks(nrb, 2.0 * kMR * kb * (w1 + w2), 1 << 18, kMaxInnerTasks);
-  auto task = [&](size_t ti) {
+
+  void gemm(int64_t ti) {
+    unsigned round = 0;
+    while (packed.load(std::memory_order_acquire) < npt) ::oc::detail::spin_wait(round);
+    T* a = wk.a;
+    const int64_t n = wk.n, lda = wk.lda;
     int64_t rb0, rb1;
-    split_range(nrb, nt, (int64_t)ti, rb0, rb1);
+    split_range(nrb, nt, ti, rb0, rb1);
     alignas(64) T Ap[kMR * kPanel + VecT<T>::W];
     for (int64_t rb = rb0; rb < rb1; ++rb) {
       const int64_t i0 = rb * kMR;
@@ -685,34 +730,77 @@ static void panel_update(Work<T>& wk, int64_t c0, int64_t c1, int64_t k, int64_t
                              kb, next, nextr);
       }
     }
-  };
-  parallel_for(wk.par, (size_t)nt, task);
-}
+  }
 
-// Gauss-Jordan on columns [c0, c1).
+  static void item(void* arg, size_t i) {
+    Update* u = static_cast<Update*>(arg);
+    if ((int64_t)i < u->npt)
+      u->pack((int64_t)i);
+    else
+      u->gemm((int64_t)i - u->npt);
+  }
+};
+
+// The update above as one parallel step of par (returns when it is done).
 template <class T>
-static void gj_level(Work<T>& wk, int64_t c0, int64_t c1) {
-  const int64_t w = c1 - c0;
-  if (w <= kLeaf) {
-    gj_leaf<T>(wk, c0, w);
-    return;
-  }
-  const int64_t b = w > kPanel ? kPanel : kLeaf;
-  for (int64_t k = c0; k < c1; k += b) {
-    const int64_t kb = c1 - k < b ? c1 - k : b;
-    gj_level(wk, k, k + kb);
-    panel_update(wk, c0, c1, k, kb);
+static void update(Work<T>& wk, const oc_parallel& par, T* W, int64_t k, int64_t kb, int64_t a0,
+                   int64_t w1, int64_t b0, int64_t w2, bool swap) {
+  Update<T> u(wk, W, k, kb, a0, w1, b0, w2, swap);
+  auto item = [&](size_t i) { Update<T>::item(&u, i); };
+  parallel_for(par, u.items(), item);
+}
+
+// Gauss-Jordan on the panel [c0, c1) (at most kPanel columns): 16-column leaves, each followed by
+// its rank-16 update of the panel's other columns (on par). Rows are swapped within the panel.
+template <class T>
+static void gj_panel(Work<T>& wk, int64_t c0, int64_t c1, const oc_parallel& par) {
+  for (int64_t k = c0; k < c1; k += kLeaf) {
+    const int64_t kb = c1 - k < kLeaf ? c1 - k : kLeaf;
+    gj_leaf<T>(wk, k, kb, c0, c1);
+    update(wk, par, wk.Wi, k, kb, c0, k - c0, k + kb, c1 - (k + kb), false);
   }
 }
 
-// Scratch for one matrix of size n: perm and its inverse, the packed W, a leaf's L and the working
-// copy of the matrix.
+// Gauss-Jordan on the whole matrix, the leader of `team` handing out the parallel steps: panels
+// of kPanel columns, each factored (gj_panel), then applied to every other column (a rank-128
+// update; the panel's row swaps join it). Look-ahead (small teams): panel P's update of panel
+// P + 1's columns first; then the update of the rest is published and, while the others work on
+// it, the leader factors panel P + 1 by itself (its columns and Wi: nothing the update touches),
+// then joins them. Each element sees the same operations in the same order on every schedule.
+template <class T>
+static void gj_matrix(Work<T>& wk, Team& team) {
+  const int64_t n = wk.n;
+  const oc_parallel par = team.runner();
+  gj_panel(wk, 0, n < kPanel ? n : (int64_t)kPanel, par);
+  for (int64_t p = 0; p < n; p += kPanel) {
+    const int64_t kb = n - p < kPanel ? n - p : (int64_t)kPanel;    // the panel factored
+    const int64_t k2 = p + kb, kb2 = n - k2 < kPanel ? n - k2 : (int64_t)kPanel;  // the next
+    if (kb2 <= 0) {  // the last panel (or the only one: nothing to update)
+      update(wk, par, wk.W, p, kb, 0, p, k2, 0, true);
+      break;
+    }
+    if (team.size() <= kLookAheadTeam) {
+      update(wk, par, wk.W, p, kb, k2, kb2, k2, 0, true);
+      Update<T> rest(wk, wk.W, p, kb, 0, p, k2 + kb2, n - (k2 + kb2), true);
+      team.start(&Update<T>::item, rest.items(), &rest);
+      gj_panel(wk, k2, k2 + kb2, oc_serial);
+      team.finish();
+    } else {
+      update(wk, par, wk.W, p, kb, 0, p, k2, n - k2, true);
+      gj_panel(wk, k2, k2 + kb2, par);
+    }
+  }
+}
+
+// Scratch for one matrix of size n: perm and its inverse, ipiv, the packed W and Wi, a leaf's L and
+// the working copy of the matrix.
 template <class T>
 static size_t scratch_bytes(int64_t n) {
-  const size_t lda = (size_t)padded_stride<T>(n);
-  return 2 * (size_t)n * sizeof(int) +
-         ((size_t)kPanel * (size_t)(n + 2 * Strip<T>::NR) + (size_t)(kLeaf + n) * lda) * sizeof(T) +
-         4 * 64;
+  const size_t lda = (size_t)padded_stride<T>(n), nr2 = 2 * Strip<T>::NR;
+  return 3 * (size_t)n * sizeof(int) +
+         ((size_t)kPanel * ((size_t)n + nr2) + (size_t)kLeaf * (kPanel + nr2) +
+          (size_t)(kLeaf + n) * lda) * sizeof(T) +
+         6 * 64;
 }
 
 static inline char* align64(char* p) {
@@ -722,8 +810,9 @@ static inline char* align64(char* p) {
 // One matrix: load (convert) into wk.a, invert, store with the column permutation. src may be
 // dst: it is read in full before dst is written.
 template <class S, class T>
-static void inverse_general_one(const S* src, S* dst, Work<T>& wk) {
+static void inverse_general_one(const S* src, S* dst, Work<T>& wk, Team& team) {
   const int64_t n = wk.n, lda = wk.lda;
+  const oc_parallel par = team.runner();
   T* a = wk.a;
   const int64_t nt = num_tasks(n, (double)n, 1 << 16, kMaxInnerTasks);
   {
@@ -733,12 +822,19 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk) {
       for (int64_t i = r0; i < r1; ++i)
         for (int64_t j = 0; j < n; ++j) a[i * lda + j] = Conv<S, T>::load(src[i * n + j]);
     };
-    parallel_for(wk.par, (size_t)nt, load);
+    parallel_for(par, (size_t)nt, load);
   }
   for (int64_t i = 0; i < n; ++i) wk.perm[i] = (int)i;
-  gj_level(wk, 0, n);
+  gj_matrix(wk, team);
   int* OC_RESTRICT from = wk.perm + n;  // dst[i][j] = X[i][from[j]]: a gather, stores in order
   for (int64_t m = 0; m < n; ++m) from[wk.perm[m]] = (int)m;
+  // runs of j where from[j] steps by one (all of it when no row was swapped): copied as
+  // stretches (vector loops) when they are few, their starts in ipiv (done with)
+  int* OC_RESTRICT run = wk.ipiv;
+  int64_t runs = 0;
+  for (int64_t j = 0; j < n; ++j)
+    if (j == 0 || from[j] != from[j - 1] + 1) run[runs++] = (int)j;
+  const bool stretches = runs * 8 <= n;
   {
     auto store = [&](size_t ti) {
       int64_t r0, r1;
@@ -746,23 +842,34 @@ static void inverse_general_one(const S* src, S* dst, Work<T>& wk) {
       for (int64_t i = r0; i < r1; ++i) {
         const T* OC_RESTRICT row = a + i * lda;
         S* OC_RESTRICT drow = dst + i * n;
-        for (int64_t j = 0; j < n; ++j) drow[j] = Conv<S, T>::store(row[from[j]]);
+        if (stretches) {
+          for (int64_t r = 0; r < runs; ++r) {
+            const int64_t j0 = run[r], j1 = r + 1 < runs ? run[r + 1] : n;
+            const T* OC_RESTRICT x = row + from[j0];
+            for (int64_t j = j0; j < j1; ++j) drow[j] = Conv<S, T>::store(x[j - j0]);
+          }
+        } else {
+          for (int64_t j = 0; j < n; ++j) drow[j] = Conv<S, T>::store(row[from[j]]);
+        }
       }
     };
-    parallel_for(wk.par, (size_t)nt, store);
+    parallel_for(par, (size_t)nt, store);
   }
 }
 
 template <class T>
-static void setup_work(Work<T>& wk, char* buf, int64_t n, const oc_parallel& par) {
+static void setup_work(Work<T>& wk, char* buf, int64_t n) {
   char* p = align64(buf);
   wk.n = n;
   wk.lda = padded_stride<T>(n);
-  wk.par = par;
   wk.perm = (int*)p;
   p = align64(p + 2 * (size_t)n * sizeof(int));
+  wk.ipiv = (int*)p;
+  p = align64(p + (size_t)n * sizeof(int));
   wk.W = (T*)p;
   p = align64(p + (size_t)kPanel * (size_t)(n + 2 * Strip<T>::NR) * sizeof(T));
+  wk.Wi = (T*)p;
+  p = align64(p + (size_t)kLeaf * (size_t)(kPanel + 2 * Strip<T>::NR) * sizeof(T));
   wk.ldl = wk.lda;  // rows n..ldl of L: padding of the vector loops
   wk.L = (T*)p;
   p = align64(p + (size_t)kLeaf * (size_t)wk.ldl * sizeof(T));
@@ -783,8 +890,13 @@ static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
     char* buf = (char*)malloc(sbytes);
     if (!buf) return OC_OUT_OF_MEMORY;
     Work<T> wk;
-    setup_work<T>(wk, buf, n, par);
-    for (int64_t b = 0; b < batch; ++b) inverse_general_one<S, T>(in + b * nn, out + b * nn, wk);
+    setup_work<T>(wk, buf, n);
+    // one parallel region for all of it (Team); up to one panel (n <= 128: well under a
+    // millisecond), on the calling thread, as the steps' grain would have it anyway
+    Team::run(par, n > kPanel ? (size_t)kMaxInnerTasks : 1, [&](Team& team) {
+      for (int64_t b = 0; b < batch; ++b)
+        inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, team);
+    });
     free(buf);
     return 0;
   }
@@ -799,8 +911,11 @@ static int inverse_general(const S* in, S* out, int64_t batch, int64_t n,
       return;
     }
     Work<T> wk;
-    setup_work<T>(wk, buf, n, oc_serial);
-    for (int64_t b = b0; b < b1; ++b) inverse_general_one<S, T>(in + b * nn, out + b * nn, wk);
+    setup_work<T>(wk, buf, n);
+    Team::run(oc_parallel{nullptr, nullptr}, 1, [&](Team& team) {  // this thread alone
+      for (int64_t b = b0; b < b1; ++b)
+        inverse_general_one<S, T>(in + b * nn, out + b * nn, wk, team);
+    });
     free(buf);
   };
   parallel_for(par, (size_t)nt, task);

@@ -1,0 +1,82 @@
+"""The blocked CPU Inverse runs one parallel region per call (kernels/cpu/team.h: the first task is the
+leader, the others help with its steps) and must not assume anything of how the host runs the region's
+tasks: tests/native/inverse_runners.cpp builds the kernel with runners that run them on the calling
+thread in order or backwards, one at a time each on a thread of its own, or on a few threads at once
+(one of them late). Under each: the same bits as with no runner, the inverse, no deadlock (each call
+in a thread given a time limit)."""
+import ctypes
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import assert_inverse, compile_kernels, row_cycled, well_conditioned
+
+from ortcustom import kernels
+
+REPO = Path(__file__).resolve().parent.parent
+CPU = REPO / "kernels" / "cpu"
+LIMIT_S = 300  # far past any call's time (a deadlock never ends)
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    so = compile_kernels([CPU / "inverse.cpp", CPU / "isa.cpp", CPU / "serial_for.cpp",
+                          REPO / "tests" / "native" / "inverse_runners.cpp"],
+                         tmp_path_factory.mktemp("runners") / "inverse_runners.so", "-pthread", "-O2")
+    lib = ctypes.CDLL(str(so))
+    lib.team_check.argtypes = [ctypes.c_int] * 3
+    for name in ("inverse_f32_with", "inverse_f64_with"):
+        getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
+                                       ctypes.c_int64]
+    return lib
+
+
+def within_limit(fn, *args):
+    """fn(*args) in a daemon thread; fails the test if it has not returned within LIMIT_S."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
+    t.start()
+    t.join(LIMIT_S)
+    assert not t.is_alive(), f"{fn.__name__}{args} did not return within {LIMIT_S} s (a deadlock)"
+    return out[0]
+
+
+def kinds(lib):
+    return range(lib.runner_kinds())
+
+
+@pytest.mark.parametrize("tasks", [1, 2, 3, 64])
+def test_team_runs_every_item_once_under_every_runner(lib, tasks):
+    for kind in kinds(lib):
+        assert within_limit(lib.team_check, kind, tasks, 40) == 0, (kind, tasks)
+
+
+def invert(lib, kind, x):
+    fn = lib.inverse_f32_with if x.dtype == np.float32 else lib.inverse_f64_with
+    y = np.empty_like(x)
+    assert within_limit(fn, kind, x.ctypes.data, y.ctypes.data, x.shape[0], x.shape[-1]) == 0
+    return y
+
+
+@pytest.mark.parametrize("dtype, n, batch", [(np.float32, 129, 1), (np.float32, 300, 2), (np.float32, 1000, 1),
+                                             (np.float64, 384, 1), (np.float32, 200, 5)])
+def test_inverse_has_the_same_bits_under_every_runner(lib, dtype, n, batch):
+    """One panel and a bit (129); panels narrower than 128 (300, 1000); several matrices in one
+    region (batch 2); the batch path (5 matrices, one per task)."""
+    rng = np.random.default_rng(n)
+    x = np.ascontiguousarray(row_cycled(rng, (batch, n, n), dtype))
+    ref = invert(lib, 0, x)
+    assert_inverse(x, ref)
+    np.testing.assert_array_equal(ref, kernels.inverse(x))  # the library's build of the same code
+    for kind in kinds(lib):
+        np.testing.assert_array_equal(invert(lib, kind, x), ref, err_msg=f"runner {kind}")
+
+
+def test_singular_gives_non_finite_under_a_pool(lib):
+    rng = np.random.default_rng(3)
+    x = well_conditioned(rng, (1, 300, 300), np.float32)
+    x[0, 200] = x[0, 7]
+    for kind in kinds(lib):
+        assert not np.isfinite(invert(lib, kind, x)).all(), kind
