@@ -279,12 +279,12 @@ def test_large_single_matrices_do_not_depend_on_the_thread_count(dtype):
 # ---- the back-transforms in blocks of reflectors (svd_bidiag.inc's reflect_blocked, from kBlockedReflectors of
 # them; NB = the product's tile height: 32/16 float/double on AVX-512, 16/8 AVX2, 8/4 baseline) and the rotation
 # queues reordered in waves
-BLOCKED_REFLECTORS = 16  # svd_bidiag.inc's kBlockedReflectors
+BLOCKED_REFLECTORS = 64  # svd_bidiag.inc's kBlockedReflectors
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("k", sorted({BLOCKED_REFLECTORS - 1, BLOCKED_REFLECTORS, BLOCKED_REFLECTORS + 1,
-                                      BLOCKED_REFLECTORS + 2, 31, 32, 33, 34, 63, 65, 97}))
+                                      BLOCKED_REFLECTORS + 2, 95, 96, 97, 129}))
 def test_blocked_reflectors_on_both_sides_of_their_threshold(dtype, k):
     """Short side k - 2 reflectors, long side k: both sides of the blocked threshold and of whole blocks, tall and
     wide (full bases: the reflectors applied to the completion's unit vectors too)."""
