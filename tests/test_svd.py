@@ -274,3 +274,67 @@ def test_large_single_matrices_do_not_depend_on_the_thread_count(dtype):
             for x, y in zip(r, res[0]):
                 np.testing.assert_array_equal(x, y)
         assert_svd(a, *res[0][:3], 1)
+
+
+# ---- the back-transforms in blocks of reflectors (svd_bidiag.inc's reflect_blocked, from kBlockedReflectors of
+# them; NB = the product's tile height: 32/16 float/double on AVX-512, 16/8 AVX2, 8/4 baseline) and the rotation
+# queues reordered in waves
+BLOCKED_REFLECTORS = 64  # svd_bidiag.inc's kBlockedReflectors
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", sorted({BLOCKED_REFLECTORS - 1, BLOCKED_REFLECTORS, BLOCKED_REFLECTORS + 1,
+                                      BLOCKED_REFLECTORS + 2, 95, 96, 97, 129}))
+def test_blocked_reflectors_on_both_sides_of_their_threshold(dtype, k):
+    """Short side k - 2 reflectors, long side k: both sides of the blocked threshold and of whole blocks, tall and
+    wide (full bases: the reflectors applied to the completion's unit vectors too)."""
+    rng = np.random.default_rng(k)
+    for shape in {(2, k, k), (2, k + 19, k), (2, k, k + 19), (1, 3 * k, k)}:
+        a = rng.standard_normal(shape).astype(dtype)
+        for full in (1, 0):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full)
+        np.testing.assert_array_equal(kernels.svdvals(a), s)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(160, 160), (200, 90), (90, 200)])
+def test_large_structured_matrices(dtype, shape):
+    """Large enough for several blocks of reflectors and long rotation waves: repeated values, a tight cluster, rank
+    deficiency, grading, a zero matrix, an upper bidiagonal with zero diagonal entries."""
+    rng = np.random.default_rng(sum(shape))
+    k = min(shape)
+    cases = [with_singular_values(rng, shape, np.repeat([3.0, 1.0, 1e-4, 0.0], -(-k // 4))[:k]),
+             with_singular_values(rng, shape, 1 + 1e-6 * rng.standard_normal(k)),
+             with_singular_values(rng, shape, np.r_[rng.uniform(1, 2, k // 2), np.zeros(k - k // 2)]),
+             graded(rng, shape, 5 if dtype == np.float32 else 10), np.zeros(shape)]
+    b = np.zeros(shape)
+    b[np.arange(k), np.arange(k)] = rng.standard_normal(k)
+    b[np.arange(k - 1), np.arange(1, k)] = rng.standard_normal(k - 1)
+    b[::7, :] = 0
+    cases.append(b)
+    for a in cases:
+        a = np.ascontiguousarray(a, dtype=dtype)
+        for full in (1, 0):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full)
+        assert_values(a, kernels.svdvals(a))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_batches_and_single_matrices_do_not_depend_on_the_thread_count(dtype):
+    """The blocked reflectors split the rows across tasks, the waves the columns: the same bits on 1, 2 and 3
+    threads, one large matrix (split inside) and a batch (split over matrices)."""
+    rng = np.random.default_rng(11)
+    cases = [rng.standard_normal(s).astype(dtype) for s in ((300, 260), (260, 300), (6, 70, 70))]
+    try:
+        res = []
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            res.append([kernels.svd(a, full_matrices=f) for a in cases for f in (0, 1)])
+    finally:
+        kernels.set_threads(None)
+    for r in res[1:]:
+        for got, want in zip(r, res[0]):
+            for x, y in zip(got, want):
+                np.testing.assert_array_equal(x, y)

@@ -29,12 +29,17 @@
 #ifndef OC_ISA_PASS
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <algorithm>
 #include <atomic>
 #include <limits>
+
+#if defined(__SSE2__)
+#include <immintrin.h>  // the AVX-512 pass's masked loads and stores (column_major.inc)
+#endif
 
 #include "parallel.h"
 #include "svd.h"
@@ -362,6 +367,7 @@ static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64
   }
 }
 
+#include "column_major.inc"  // tile_kernel: the blocked reflectors' products
 #include "svd_bidiag.inc"
 
 // One matrix by the bidiagonal path; by Jacobi in the (never seen) case that the bidiagonal QR does
@@ -388,10 +394,13 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
   const int64_t k = m < n ? m : n, L = m < n ? n : m;
   const int64_t cols = !vectors ? k : m > n ? ucols : vrows;
   const int64_t line = 64 / (int64_t)sizeof(T);
-  const int64_t lda = L <= line ? L : div_up(L, line) * line;
+  // row strides of an odd number of cache lines: with a power of two (k or L = 256, 512) the rows a
+  // strip of columns or a rotation touches fall in a few cache sets, and a store to one row and a
+  // load from the row two below alias (4 KiB apart): the rotations ran ~10x slower at k = 512
+  const int64_t lda = L <= line ? L : (div_up(L, line) | 1) * line;
   auto at = [&](int64_t b, T* base, int64_t size) { return base ? base + b * size : nullptr; };
   if (k >= (vectors ? kBidiagK : kBidiagValuesK)) {
-    const int64_t ldk = div_up(k, line) * line;
+    const int64_t ldk = (div_up(k, line) | 1) * line;
     const size_t bytes = BdWork<T>::bytes(cols, k, lda, ldk, vectors);
     // few large matrices: one at a time, parallel inside; else parallel over the batch
     const bool inner = batch < 4 && k >= kParallelK && par.run != nullptr;
