@@ -216,6 +216,16 @@ def graded(rng, shape, decades):
     return np.logspace(0, -decades, m)[:, None] * rng.standard_normal(shape) * np.logspace(0, -decades, n)[::-1]
 
 
+def assert_each_factored(cases, dtype):
+    """Each matrix's svd (full and reduced) and svdvals pass the reconstruction and orthogonality checks."""
+    for a in cases:
+        a = np.ascontiguousarray(a, dtype=dtype)
+        for full in (1, 0):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full)
+        assert_values(a, kernels.svdvals(a))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("shape", [(40, 40), (57, 33), (33, 57)])
 def test_graded_and_structured_matrices(dtype, shape):
@@ -245,12 +255,7 @@ def test_graded_and_structured_matrices(dtype, shape):
     z[:, n // 2] = 0
     z[m // 3, :] = 0
     cases.append(z)
-    for a in cases:
-        a = np.ascontiguousarray(a, dtype=dtype)
-        for full in (1, 0):
-            u, s, vh = kernels.svd(a, full_matrices=full)
-            assert_svd(a, u, s, vh, full)
-        assert_values(a, kernels.svdvals(a))
+    assert_each_factored(cases, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -313,12 +318,7 @@ def test_large_structured_matrices(dtype, shape):
     b[np.arange(k - 1), np.arange(1, k)] = rng.standard_normal(k - 1)
     b[::7, :] = 0
     cases.append(b)
-    for a in cases:
-        a = np.ascontiguousarray(a, dtype=dtype)
-        for full in (1, 0):
-            u, s, vh = kernels.svd(a, full_matrices=full)
-            assert_svd(a, u, s, vh, full)
-        assert_values(a, kernels.svdvals(a))
+    assert_each_factored(cases, dtype)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
