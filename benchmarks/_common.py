@@ -340,28 +340,30 @@ def _extensions_lib() -> str:
     return _EXT_LIB
 
 
-_TORCH_INV_CHILD = """
+_TORCH_LINALG_CHILD = """
 import sys, numpy as np, torch
 torch.set_num_threads(int(sys.argv[2]))
 try:
-    torch.linalg.inv(torch.from_numpy(np.load(sys.argv[1])))
+    getattr(torch.linalg, sys.argv[1])(*(torch.from_numpy(np.load(p)) for p in sys.argv[3:]))
 except RuntimeError as e:
     print(str(e).splitlines()[0][:90])
 """
 
 
-def _torch_inv_fails(x, timeout: float = 60.0) -> str:
-    """Why torch.linalg.inv(x) on THREADS threads cannot be timed ('' if it runs), tried in a child
-    process: torch 2.13.0's CPU wheel at 16x256 float32 on 2 threads (MKL's getrf inside torch's
-    parallel loop) raises an MKL SLASWP error on AMD and never returns on Intel Ice Lake."""
+def torch_linalg_fails(name: str, *arrays, timeout: float = 60.0) -> str:
+    """Why torch.linalg.<name>(*arrays) on THREADS threads cannot be timed ('' if it runs), tried in a
+    child process: torch 2.13.0's CPU wheel on 2 threads runs MKL's getrf inside its parallel loop,
+    which for batches of large matrices (inv at 16x256 float32, solve at 16x256) raises an MKL SLASWP
+    error on AMD and never returns on Intel Ice Lake."""
     import subprocess
     import tempfile
 
     with tempfile.TemporaryDirectory() as d:
-        path = os.path.join(d, "x.npy")
-        np.save(path, x)
+        paths = [os.path.join(d, f"{i}.npy") for i in range(len(arrays))]
+        for path, x in zip(paths, arrays):
+            np.save(path, x)
         try:
-            r = subprocess.run([sys.executable, "-c", _TORCH_INV_CHILD, path, str(THREADS)],
+            r = subprocess.run([sys.executable, "-c", _TORCH_LINALG_CHILD, name, str(THREADS), *paths],
                                capture_output=True, text=True, timeout=timeout)
         except subprocess.TimeoutExpired:
             return f"no result in {timeout:.0f} s (hangs in MKL's getrf)"
@@ -427,7 +429,7 @@ def make_impl(case: Case, key: str) -> Impl:
         if case.group == "inverse":
             if case.dtype == "float16":
                 raise Unavailable("n/a: torch.linalg.inv has no float16 on CPU")
-            why = _torch_inv_fails(feeds["X"])
+            why = torch_linalg_fails("inv", feeds["X"])
             if why:
                 raise Unavailable(f"torch.linalg.inv fails here: {why}")
             xt = torch.from_numpy(feeds["X"])
