@@ -1,7 +1,6 @@
 // SolveTriangular on the CPU, as an ortcustom kernel (ortcustom/kernel.h): the blocked solves of
 // solve_triangular.cpp, in tasks of (batch matrix, column chunk) pairs for A X = B, (batch matrix,
 // row chunk) for X A = B, on the host's pool.
-#include <string.h>
 
 #include "../solve_triangular_op.h"
 #include "parallel.h"
