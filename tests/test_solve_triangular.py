@@ -55,7 +55,23 @@ def assert_solution(a, b, x, upper, left=1, unitriangular=0):
 CASES = [((3, 3), (3, 2)), ((1, 1), (1, 1)), ((4, 4), (5, 4, 3)), ((6, 5, 5), (5, 1)), ((2, 1, 8, 8), (3, 8, 2)),
          ((200, 200), (200, 300)), ((2, 130, 130), (2, 130, 1)), ((0, 3, 3), (3, 2)), ((3, 3), (3, 0)),
          ((0, 0), (0, 4)), ((1000, 4, 4), (1000, 4, 4)),
-         ((70, 70), (70, 17)), ((33, 33), (2, 33, 15))]  # blocked, a partial vector; by rows, groups of 4 and 1
+         ((70, 70), (70, 17)), ((33, 33), (2, 33, 15)),  # blocked, a partial vector; by rows, groups of 4 and 1
+         ((130, 130), (3, 130, 140)), ((2, 150, 150), (2, 150, 272))]  # A packed once for a broadcast B; per matrix
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("upper", [0, 1])
+@pytest.mark.parametrize("unit", [0, 1])
+def test_chunks_sharing_packed_a_give_the_bits_of_separate_solves(dtype, upper, unit):
+    # A X = B with many columns packs A once for all its 128-column chunks; each chunk must get the
+    # bits of a solve of its columns alone (which packs its own blocks)
+    rng = np.random.default_rng(7)
+    a = triangular(rng, (260, 260), dtype, upper)
+    b = rng.standard_normal((260, 300)).astype(dtype)
+    x = kernels.solve_triangular(a, b, upper=upper, unitriangular=unit)
+    for lo, hi in ((0, 128), (128, 256), (256, 300)):
+        part = kernels.solve_triangular(a, np.ascontiguousarray(b[:, lo:hi]), upper=upper, unitriangular=unit)
+        np.testing.assert_array_equal(x[:, lo:hi], part)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

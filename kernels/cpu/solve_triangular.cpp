@@ -5,7 +5,8 @@
 // a right-side or left-side column-major trsm with F lower where A is upper (trsm.inc: recursive,
 // nearly all flops in the product of column_major.inc). No copy but B into X. The left case's
 // chunk of X's columns is a block of rows of X^T; the right case's chunk of X's rows, of columns.
-// Fewer than kFewCols right-hand sides: plain substitution on each (A X = B: rows of X as vectors,
+// The left case's chunks of one matrix may share F's blocks packed once (pack; else each product
+// packs its own). Fewer than kFewCols right-hand sides: plain substitution on each (A X = B: rows of X as vectors,
 // less A's rows' entries times the solved rows; X A = B: axpys along A's rows), the tiles would be mostly empty.
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
@@ -29,12 +30,21 @@ namespace oc {
 }  // namespace oc
 
 void oc_solve_triangular_f32(const float* a, const float* b, float* x, int64_t n, int64_t k, int64_t c0, int64_t c1,
-                             bool left, bool upper, bool unit) {
-  OC_ISA_CALL(oc::trsm, solve<float>, a, b, x, n, k, c0, c1, left, upper, unit);
+                             bool left, bool upper, bool unit, const float* packed) {
+  OC_ISA_CALL(oc::trsm, solve<float>, a, b, x, n, k, c0, c1, left, upper, unit, packed);
 }
 void oc_solve_triangular_f64(const double* a, const double* b, double* x, int64_t n, int64_t k, int64_t c0,
-                             int64_t c1, bool left, bool upper, bool unit) {
-  OC_ISA_CALL(oc::trsm, solve<double>, a, b, x, n, k, c0, c1, left, upper, unit);
+                             int64_t c1, bool left, bool upper, bool unit, const double* packed) {
+  OC_ISA_CALL(oc::trsm, solve<double>, a, b, x, n, k, c0, c1, left, upper, unit, packed);
+}
+int64_t oc_solve_triangular_packed_size(int64_t n, bool upper) {
+  return OC_ISA_CALL(oc::trsm, packed_size, n, upper);
+}
+void oc_solve_triangular_pack_f32(const float* a, int64_t n, bool upper, float* packed) {
+  OC_ISA_CALL(oc::trsm, pack<float>, a, n, upper, packed);
+}
+void oc_solve_triangular_pack_f64(const double* a, int64_t n, bool upper, double* packed) {
+  OC_ISA_CALL(oc::trsm, pack<double>, a, n, upper, packed);
 }
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
@@ -101,9 +111,17 @@ static void row_by_axpys(const T* a, T* x, int64_t n, bool upper, bool unit) {
   }
 }
 
+// A X = B's F (A^T, lower where A is upper) packed for its blocked solve, shared by its column chunks.
+inline int64_t packed_size(int64_t n, bool upper) { return tri_right_packed_size(0, n, !upper); }
+
+template <class T>
+void pack(const T* a, int64_t n, bool upper, T* packed) {
+  tri_right_pack(a, n, 0, n, !upper, packed);
+}
+
 template <class T>
 void solve(const T* a, const T* b, T* x, int64_t n, int64_t k, int64_t c0, int64_t c1, bool left, bool upper,
-           bool unit) {
+           bool unit, const T* packed) {
   const int64_t w = c1 - c0;
   if (w < kFewCols) {  // a few right-hand sides: substitution on each (the blocked solve's tiles would be mostly empty)
     if (left) {
@@ -120,7 +138,7 @@ void solve(const T* a, const T* b, T* x, int64_t n, int64_t k, int64_t c0, int64
   if (left) {  // X^T F = B^T: X^T's rows [c0, c1) (ld k), F = A^T upper where A is lower
     if (x != b)
       for (int64_t i = 0; i < n; ++i) memcpy(x + i * k + c0, b + i * k + c0, (size_t)w * sizeof(T));
-    tri_right(a, n, 0, n, !upper, unit, x + c0, k, w);
+    tri_right(a, n, 0, n, !upper, unit, x + c0, k, w, packed ? &packed : nullptr);
     return;
   }
   // F X^T = B^T: X^T's columns [c0, c1) (ld n), F = A^T lower where A is upper; kMaxCols at a time
