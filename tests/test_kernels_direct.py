@@ -152,3 +152,20 @@ def test_out_partly_overlapping_x_is_refused_and_out_equal_to_x_works():
     with pytest.raises(ValueError, match=r"^GroupNorm: out overlaps X"):
         kernels.group_norm(x, 1, out=buf[1:19].reshape(2, 3, 3))
     np.testing.assert_allclose(kernels.inverse(x, out=x), np.broadcast_to(np.eye(3) / 2, (2, 3, 3)))
+
+
+def test_shape_rules_are_remembered_per_shapes_and_attributes():
+    # a direct call keeps what the rules said for the inputs' shapes and attributes: another shape or
+    # attribute value must get its own word, and a refused shape is refused on every call
+    rng = np.random.default_rng(3)
+    tall, wide = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((3, 5)).astype(np.float32)
+    for _ in range(2):
+        for a, mode, q_shape, r_shape in ((tall, "reduced", (5, 3), (3, 3)), (tall, "complete", (5, 5), (5, 3)),
+                                          (wide, "reduced", (3, 3), (3, 5)), (tall, "r", (0,), (3, 3))):
+            q, r = kernels.qr(a, mode=mode)
+            assert q.shape == q_shape and r.shape == r_shape, (a.shape, mode)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="SolveTriangular"):
+            kernels.solve_triangular(np.eye(3, dtype=np.float32), np.ones((4, 2), np.float32), upper=0)
+    x = kernels.solve_triangular(np.eye(4, dtype=np.float32), np.ones((4, 2), np.float32), upper=0)
+    assert x.shape == (4, 2)

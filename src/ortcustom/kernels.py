@@ -273,6 +273,7 @@ class _Plan:
         self.attr_order = tuple(sorted(self.attrs))  # the kernel cache's key: (name, value) pairs in this order
         self.tensors = frozenset(a.name for a in op.attrs if a.kind == "tensor")
         self.checked = {}  # (name, type, value) -> _checked_attr's value, for hashable values
+        self.shapes = {}  # (input shapes, attributes) -> what the shape rules said (a rule is a function of them)
 
     def attr_value(self, op: Op, a, v):
         """_checked_attr(op, a, v), remembered for a scalar v (a call's attributes repeat); a float by
@@ -418,12 +419,16 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
         c.check_overlaps()
     desc = [(0, (), 0, device, 0) if x is None else (x.ptr, x.shape, _ENUM[x.type], x.device, 1)
             for x in operands]
-    outs = None
-    if plan.rules:  # what the rules say of these shapes (their errors name the op)
-        outs = infer_outputs(op, [None] * len(operands), [None if x is None else x.shape for x in operands],
-                             lambda: values)
     consts = tuple(_value_key(operands[i]) for i in plan.constants) if plan.constants else None
     keyed = tuple((k, _Tensor(values[k]) if k in plan.tensors else values[k]) for k in plan.attr_order)
+    outs = None
+    if plan.rules:  # what the rules say of these shapes (their errors name the op), once per shapes and attributes
+        shapes = tuple(None if x is None else x.shape for x in operands)
+        outs = plan.shapes.get((shapes, keyed))
+        if outs is None:
+            outs = infer_outputs(op, [None] * len(operands), shapes, lambda: values)
+            if len(plan.shapes) < 256:
+                plan.shapes[(shapes, keyed)] = outs
     _customop.run_direct(plan.op_def, device, row, c, desc, keyed,
                          threads() if device == _CPU else 1, device_id, s, outs, consts)
     res = c.results
