@@ -340,14 +340,14 @@ def test_batches_and_single_matrices_do_not_depend_on_the_thread_count(dtype):
                 np.testing.assert_array_equal(x, y)
 
 
-# ---- the blocked reduction (svd_bidiag_blocked.inc: panels of kBidiagNB = 32, from k = kBlockedBidiagK float elements'
+# ---- the blocked reduction (svd_bidiag_blocked.inc: panels of kBidiagNB = 16, from k = kBlockedBidiagK float elements'
 # worth: 288 float, 144 double)
 BLOCKED_BIDIAG = {np.float32: 288, np.float64: 144}
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_blocked_bidiagonalization_on_both_sides_of_its_threshold(dtype):
-    """k just below the threshold and from it (last panels of 32 or 16, 1 and 2 columns), square, tall and wide; the
+    """k just below the threshold and from it (a last panel of 16, 1 and 2 columns), square, tall and wide; the
     values alone the same bits as with the vectors; one matrix split inside on 1, 2 and 3 threads, the same bits."""
     t = BLOCKED_BIDIAG[dtype]
     rng = np.random.default_rng(t)
