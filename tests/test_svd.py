@@ -338,3 +338,34 @@ def test_batches_and_single_matrices_do_not_depend_on_the_thread_count(dtype):
         for got, want in zip(r, res[0]):
             for x, y in zip(got, want):
                 np.testing.assert_array_equal(x, y)
+
+
+# ---- the blocked reduction (svd_bidiag_blocked.inc: panels of kBidiagNB = 16, from k = kBlockedBidiagK float elements'
+# worth: 288 float, 144 double)
+BLOCKED_BIDIAG = {np.float32: 288, np.float64: 144}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_bidiagonalization_on_both_sides_of_its_threshold(dtype):
+    """k just below the threshold and from it (a last panel of 16, 1 and 2 columns), square, tall and wide; the
+    values alone the same bits as with the vectors; one matrix split inside on 1, 2 and 3 threads, the same bits."""
+    t = BLOCKED_BIDIAG[dtype]
+    rng = np.random.default_rng(t)
+    for k in (t - 1, t, t + 1, t + 2):
+        for shape in ((k, k), (k + 19, k), (k, k + 19)):
+            a = rng.standard_normal(shape).astype(dtype)
+            u, s, vh = kernels.svd(a, full_matrices=1)
+            assert_svd(a, u, s, vh, 1)
+            np.testing.assert_array_equal(kernels.svdvals(a), s)
+    a = with_singular_values(rng, (t + 40, t + 1), np.logspace(0, -3, t + 1)).astype(dtype)
+    try:
+        res = []
+        for th in (1, 2, 3):
+            kernels.set_threads(th)
+            res.append(kernels.svd(a, full_matrices=0) + (kernels.svdvals(a),))
+    finally:
+        kernels.set_threads(None)
+    for r in res[1:]:
+        for x, y in zip(r, res[0]):
+            np.testing.assert_array_equal(x, y)
+    assert_svd(a, *res[0][:3], 0)

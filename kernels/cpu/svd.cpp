@@ -22,7 +22,9 @@
 // pairs per step are split across threads.
 //
 // The bidiagonal path: see svd_bidiag.inc. It falls back to Jacobi for a matrix whose bidiagonal QR
-// does not converge (bdsqr's iteration cap; never seen).
+// does not converge (bdsqr's iteration cap; never seen). A few large matrices (batch < 4, k >=
+// kParallelK) are split inside, every parallel step of them on one team (team.h: one fork/join of
+// the host's pool); more are split over the batch.
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -43,6 +45,7 @@
 
 #include "parallel.h"
 #include "svd.h"
+#include "team.h"
 
 namespace oc {
 #define OC_ISA_PASS_FILE "svd.cpp"
@@ -63,6 +66,8 @@ int oc_svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finit
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 #include "simd.inc"
+
+using ::oc::detail::Team;
 
 // kBidiagK (kBidiagValuesK without the vectors): the smallest k = min(m, n) that takes the bidiagonal
 // path (svd_bidiag.inc); below it Jacobi's few sweeps are cheaper (measured: batches of float k x k
@@ -406,9 +411,7 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
     const bool inner = batch < 4 && k >= kParallelK && par.run != nullptr;
     const int64_t nt = inner ? 1 : num_tasks(batch, (vectors ? 12.0 : 3.0) * (double)k * k * L, 1 << 16, 1024);
     std::atomic<int> err{0};
-    auto task = [&](size_t t) {
-      int64_t b0, b1;
-      split_range(batch, nt, (int64_t)t, b0, b1);
+    auto matrices = [&](int64_t b0, int64_t b1, const oc_parallel& mp) {
       void* buf = malloc(bytes);
       if (!buf) {
         err.store(OC_OUT_OF_MEMORY, std::memory_order_relaxed);
@@ -418,12 +421,23 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
       w.carve(buf, cols, k, lda, ldk, vectors);
       for (int64_t b = b0; b < b1; ++b)
         if (int rc = one_bidiag<T>(a + b * m * n, at(b, u, m * ucols), at(b, s, k), at(b, vh, vrows * n), finite + b, m,
-                                   n, ucols, vrows, vectors, w, lda, ldk, inner ? par : oc_serial))
+                                   n, ucols, vrows, vectors, w, lda, ldk, mp))
           err.store(rc, std::memory_order_relaxed);
       free(buf);
     };
-    if (inner) task(0);
-    else parallel_for(par, (size_t)nt, task);
+    if (inner) {
+      // one parallel region for all of it (team.h): the reduction alone has 2 k parallel steps of
+      // microseconds each, and a fork/join of the host's pool per step cost more than the steps (on
+      // 2 busy cores: 1.6x the time of the whole Svdvals at k = 512 float)
+      Team::run(par, (size_t)kMaxInnerTasks, [&](Team& team) { matrices(0, batch, team.runner()); });
+    } else {
+      auto task = [&](size_t t) {
+        int64_t b0, b1;
+        split_range(batch, nt, (int64_t)t, b0, b1);
+        matrices(b0, b1, oc_serial);
+      };
+      parallel_for(par, (size_t)nt, task);
+    }
     return err.load(std::memory_order_relaxed);
   }
   const size_t bytes = Work<T>::bytes(cols, k, lda, vectors);
