@@ -346,6 +346,46 @@ static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* q
   } else {
     for (; j < off; ++j) a[j] -= upi * qp[j] + qpi * up[j];
   }
+  if constexpr (std::is_same<R, float>::value) if (u) {
+    // float (16 lanes with AVX-512: a row's scalar tail and an in-order sum of the lanes would cost
+    // as much as its vector body): the rest but the diagonal as a last, partial vector (masked on
+    // AVX-512), the lanes summed as a tree
+    typedef typename Vec<R>::type V;
+    const int rest = (int)(off - j);
+    if (rest > 0) {
+      int done = 0;
+      for (; done < rest; done += (int)L) {
+        const int len_v = rest - done < (int)L ? rest - done : (int)L;
+        R* aj = a + j + done;
+        V x = vload_part(aj, len_v);
+        if (up) x -= upi * vload_part(qp + j + done, len_v) + qpi * vload_part(up + j + done, len_v);
+        vstore_part(aj, x, len_v);
+        s0 += (Vr)(x * vload_part(u + j + done, len_v));
+        vstore_part(part + j + done, vload_part(part + j + done, len_v) + ui * x, len_v);
+      }
+      j = off;
+    }
+    V v = (V)(s0 + s1);
+    R s = 0;
+    if constexpr (L == 16) {
+      typedef typename ::oc::detail::Simd<R, 8>::type V8;
+      V8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+             __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+      typedef typename ::oc::detail::Simd<R, 4>::type V4;
+      V4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+      s = (q[0] + q[2]) + (q[1] + q[3]);
+    } else if constexpr (L == 8) {
+      typedef typename ::oc::detail::Simd<R, 4>::type V4;
+      V4 q = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+      s = (q[0] + q[2]) + (q[1] + q[3]);
+    } else {
+      for (int64_t l = 0; l < L; ++l) s += v[l];
+    }
+    R x = a[off];  // the diagonal
+    if (up) x -= upi * qp[off] + qpi * up[off];
+    a[off] = x;
+    return s + x * u[off];
+  }
   const Vr v = s0 + s1;
   R s = 0;
   for (int64_t l = 0; l < L; ++l) s += v[l];
@@ -595,9 +635,11 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
 }
 
 // Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart) when R: at once, or
-// queued and flushed onto w.r (queue; R is then w.r). false: the iteration cap was reached.
-static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par) {
-  const double eps = std::numeric_limits<double>::epsilon();
+// queued and flushed onto w.r (queue; R is then w.r). Couplings below eps times their diagonal
+// neighbours are negligible (float's for the divide and conquer's leaves in float, w.low). false: the
+// iteration cap was reached.
+static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par,
+               double eps = std::numeric_limits<double>::epsilon()) {
   const bool vectors = R != nullptr;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
@@ -657,9 +699,10 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, 
 // The eigenvalues of the tridiagonal (d, e2: the squares of the couplings) into d, unsorted, by the
 // square-root-free QL iteration of Pal, Walker and Kahan (the rotations' cosines and sines squared:
 // no square root per rotation, one per shift). Splits where e2[m] <= eps^2 (|d_m| + |d_m+1|)^2 (the
-// test of ql on squares). false: the iteration cap was reached.
-static bool ql_values(double* d, double* e2, int64_t n) {
-  const double eps2 = std::numeric_limits<double>::epsilon() * std::numeric_limits<double>::epsilon();
+// test of ql on squares; eps: the precision wanted, float's for float inputs from kDC as LAPACK's
+// ssterf: fewer sweeps). false: the iteration cap was reached.
+static bool ql_values(double* d, double* e2, int64_t n, double eps) {
+  const double eps2 = eps * eps;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -767,9 +810,10 @@ static inline void secular_sums(const double* del, const double* z2, int64_t b, 
 // nearer pole (the origin), so that every difference dl_l - x is got as (dl_l - dl_origin) - tau with
 // full relative accuracy; those differences are left in del (what the eigenvectors are made of), the
 // root returned. Each step solves a model with the two nearest poles kept exactly (value and slope
-// of each side's sum matched), safeguarded by bisection of the bracket the signs of f have shown.
+// of each side's sum matched), safeguarded by bisection of the bracket the signs of f have shown,
+// until f is zero to the precision prec (float's for float inputs from kDC, as LAPACK's slaed4).
 static double secular_root(const double* dl, const double* z2, int64_t k, double rho, double zz, int64_t i,
-                           double* del) {
+                           double* del, double prec) {
   const double eps = std::numeric_limits<double>::epsilon();
   const bool last = i == k - 1;
   int64_t org = i;
@@ -810,8 +854,8 @@ static double secular_root(const double* dl, const double* z2, int64_t k, double
     else
       lo = std::max(lo, tau);
     const double err = 8 * (fabs(psi) + fabs(phi) + 1.0 / rho) + fabs(tau) * (dpsi + dphi);
-    if (fabs(w) <= eps * err) break;
-    if (hi - lo <= 2 * eps * std::max(fabs(lo), fabs(hi))) break;
+    if (fabs(w) <= prec * err) break;
+    if (hi - lo <= 2 * prec * std::max(fabs(lo), fabs(hi))) break;
     const double D0 = del[p0] - tau, D1 = del[p0 + 1] - tau;
     const double a = (D0 + D1) * w - D0 * D1 * (dpsi + dphi), b = D0 * D1 * w, c = w - D0 * dpsi - D1 * dphi;
     const double disc = a * a - 4 * b * c;
@@ -843,7 +887,9 @@ static double secular_root(const double* dl, const double* z2, int64_t k, double
 // then multiplied into the rows: an upper product (rows of the first half and rows mixed by
 // deflation) and a lower one, each a plain row-major gemm (C -= A B on zeros, A the negated vectors).
 static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
-  const double eps = std::numeric_limits<double>::epsilon();
+  // the precision of the deflation and of the secular roots: float's when the products are in float
+  // (as LAPACK's slaed2 and slaed4)
+  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   const int64_t ld = w.ld;
   double* Z = w.zt + o * ld + o;
   double* d = w.d + o;
@@ -929,7 +975,7 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
       zz += z2[i];
     }
     in_tasks(par, k, 40.0 * k, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld);
+      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld, eps);
     });
     // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
     for (int64_t i = 0; i < k; ++i) zhat[i] = G[i * ld + i];
@@ -1028,7 +1074,8 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
       std::fill(Z + j * ld, Z + j * ld + N, 0.0);
       Z[j * ld + j] = 1;
     }
-    return ql(w, w.d + o, w.e + o, N, Z, false, par);
+    return ql(w, w.d + o, w.e + o, N, Z, false, par,
+              w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon());
   }
   const int64_t n1 = N / 2;
   const double beta = w.e[o + n1 - 1];
@@ -1040,17 +1087,22 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
 }
 
 // Column j of v (n x n, row-major) = row order[j] of rows (ldr apart), signed so that its largest
-// entry as T (entries that round to equal magnitudes: the first) is positive.
+// entry as T (entries that round to equal magnitudes: the first) is positive (the signs into sign,
+// n long). Written 16 columns at a time, row by row of v: whole cache lines on both sides.
 template <class T, class S>
-static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n) {
+static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n, double* sign) {
   for (int64_t j = 0; j < n; ++j) {
     const S* x = rows + order[j] * ldr;
     int64_t big = 0;
     T top = (T)fabs(x[0]);
     for (int64_t i = 1; i < n; ++i)
       if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
-    const double sign = x[big] < 0 ? -1.0 : 1.0;
-    for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
+    sign[j] = x[big] < 0 ? -1.0 : 1.0;
+  }
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    const int64_t j1 = std::min(n, j0 + 16);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = j0; j < j1; ++j) v[i * n + j] = (T)(sign[j] * rows[order[j] * ldr + i]);
   }
 }
 
@@ -1098,7 +1150,9 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
   } else {
     if (wout) {  // the values by the root-free QL on a copy, with or without vectors (the same bits)
       for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
-      if (!ql_values(w.dv, w.e2v, n)) return 2;
+      if (!ql_values(w.dv, w.e2v, n, low ? (double)std::numeric_limits<float>::epsilon()
+                                          : std::numeric_limits<double>::epsilon()))
+        return 2;
       std::sort(w.dv, w.dv + n);
       for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
     }
@@ -1112,13 +1166,13 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
       for (int64_t i = 0; i < n; ++i)
         for (int64_t j = 0; j < n; ++j) X[i * ldx + j] = (float)w.zt[i * w.ld + j];
       back_transform(w, X, ldx, n, par);
-      write_vectors(X, ldx, order, v, n);
+      write_vectors(X, ldx, order, v, n, w.p);
       return 1;
     }
     back_transform(w, w.zt, w.ld, n, par);  // the vectors' rows: Z^T Q^T
     rows = w.zt;
   }
-  if (vectors) write_vectors(rows, w.ld, order, v, n);
+  if (vectors) write_vectors(rows, w.ld, order, v, n, w.p);
   return 1;
 }
 
