@@ -722,12 +722,15 @@ static bool ql_values(double* d, double* e2, int64_t n, double eps) {
         const double bb = e2[i], rr = p + bb;
         if (i != m - 1) e2[i + 1] = s * rr;
         const double oldc = c;
+        // 1 / c = rr / p divided alongside c (off the chain through gamma: p's next value is a
+        // product, not a second division after gamma's); where it overflows (c tiny), gamma^2 / c
+        const double ic = rr / p;
         c = p / rr;
         s = bb / rr;
         const double oldgam = gamma, alpha = d[i];
         gamma = c * (alpha - sigma) - s * oldgam;
         d[i + 1] = oldgam + (alpha - gamma);
-        p = c != 0 ? gamma * gamma / c : oldc * bb;
+        p = c == 0 ? oldc * bb : ic <= std::numeric_limits<double>::max() ? gamma * gamma * ic : gamma * gamma / c;
       }
       e2[l] = s * p;
       d[l] = sigma + gamma;
