@@ -451,7 +451,8 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
                                  ur, part);
     }
   };
-  const double per_block = 4.0 * kRowBlock * (double)m / 2 + 1;
+  // (in double's flops: a float flop, twice the lanes, counts half)
+  const double per_block = (4.0 * kRowBlock * (double)m / 2) * (sizeof(R) / 8.0) + 1;
   const int64_t nt = par.run ? oc::detail::num_tasks(nb, per_block, 1 << 15, kMaxInnerTasks) : 1;
   if (nt <= 1) {
     blocks(0, nb);
@@ -779,7 +780,8 @@ static void gemm_tasks(Work& w, const R* A, int64_t lda, const R* B, int64_t ldb
   for (int64_t kk = 0; kk < k; kk += kKC) {
     const int64_t kc = std::min<int64_t>(kKC, k - kk);
     pack_b(pk, B + kk * ldb, ldb, kc, nc);
-    in_tasks(par, oc::detail::div_up(m, kNR), 2.0 * kNR * (double)nc * (double)kc, [&](int64_t u0, int64_t u1) {
+    const double work = 2.0 * kNR * (double)nc * (double)kc * (sizeof(R) / 8.0);  // double's flops: float's count half
+    in_tasks(par, oc::detail::div_up(m, kNR), work, [&](int64_t u0, int64_t u1) {
       const int64_t i0 = u0 * kNR, i1 = std::min(m, u1 * kNR);
       gemm_packed(A + i0 * lda + kk, lda, pk, kc, C + i0 * ldc, ldc, i1 - i0, nc);
     });
