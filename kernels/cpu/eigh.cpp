@@ -5,9 +5,11 @@
 // them little while giving LAPACK-level accuracy). Float inputs from n = 64 have their O(n^3) parts
 // in float, as LAPACK's ssyevd: the reduction (float halves the bytes it streams and doubles the
 // lanes), the merges' products and the back-transformation; the O(n^2) work on the tridiagonal
-// matrix (the values' QL, the secular roots, deflation, the reflections' norms) stays in double.
+// matrix (the values' QL, the secular roots, deflation, the reflections' norms) stays in double,
+// its iterations stopping at float's precision (as ssterf, slaed2 and slaed4).
 //
-// The triangle read is mirrored into a working copy (rows padded off power-of-two strides), scaled
+// The triangle read is mirrored into a working copy (the float one: the lower triangle alone, all
+// the fused reduction reads; rows padded off power-of-two strides), scaled
 // by a power of two so its largest entry is in [0.5, 1) (no overflow or underflow in the norms;
 // exact), and reduced to T = Q^T A Q by n - 2 reflections H = I - 2 u u^T applied from both sides
 // (a rank-2 update), on the lower triangle only and in one pass over it per reflection: each row is
@@ -1124,8 +1126,8 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     }
   int ex = 0;
   if (amax > 0) frexp(amax, &ex);
-  const double f = ldexp(1.0, -ex);  // exact (a float entry's scaled value is a float but below float's
-                                     // normal range: where the matrix spans more than 2^125)
+  // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125)
+  const double f = ldexp(1.0, -ex);
   if (low) {
     float* A = mat<float>(w);
     const int64_t ld = w.ldf;
