@@ -108,3 +108,26 @@ def test_batch_and_threads_give_the_same_bits(dtype):
         for g, want in zip(kernels.eigh(b[i]), got[0][2:]):
             np.testing.assert_array_equal(g, want[i])
     assert_eigh(b, got[0][2], got[0][3], "L")
+
+
+@pytest.mark.parametrize("n", [64, 129, 257, 512])
+def test_float32_in_float_from_64(n):
+    """float32 from n = 64 is reduced, merged and back-transformed in float (the tridiagonal's values, roots and
+    deflation in double): LAPACK's float accuracy (assert_eigh's n eps_float bounds) across magnitudes, a
+    spread spectrum and clusters, both triangles, and the same bits on 1 and 2 threads (a single matrix of
+    n >= 128 splits its reduction, merges and back-transformation into tasks)."""
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    for scale in (1.0, 2.0 ** 100, 2.0 ** -100):
+        check((a * scale).astype(np.float32), "L")
+    check(a, "U")
+    vals = np.concatenate([10.0 ** -np.linspace(0, 6, n // 2), np.resize([1.0, -2.0], n - n // 2)])  # spread, clusters
+    check(with_values(vals, np.float32, seed=n))
+    got = []
+    try:
+        for t in (1, 2):
+            kernels.set_threads(t)
+            got.append((*kernels.eigh(a), kernels.eigvalsh(a)))
+    finally:
+        kernels.set_threads(None)
+    for g, want in zip(got[1], got[0]):
+        np.testing.assert_array_equal(g, want)

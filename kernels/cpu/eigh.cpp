@@ -1,10 +1,15 @@
 // Batched symmetric eigensolver: Householder tridiagonalization, then on the tridiagonal matrix
 // implicit QL with Wilkinson-style shifts (n < 64), or from n = 64 the square-root-free QL
-// (Pal-Walker-Kahan) for the values and divide and conquer for the vectors, all in double (float
-// inputs too: batches of tiny float matrices are the main use, and double costs them little while
-// giving LAPACK-level accuracy).
+// (Pal-Walker-Kahan) for the values and divide and conquer for the vectors, in double: all of it
+// below n = 64 (float inputs too: batches of tiny float matrices are the main use, and double costs
+// them little while giving LAPACK-level accuracy). Float inputs from n = 64 have their O(n^3) parts
+// in float, as LAPACK's ssyevd: the reduction (float halves the bytes it streams and doubles the
+// lanes), the merges' products and the back-transformation; the O(n^2) work on the tridiagonal
+// matrix (the values' QL, the secular roots, deflation, the reflections' norms) stays in double,
+// its iterations stopping at float's precision (as ssterf, slaed2 and slaed4).
 //
-// The triangle read is mirrored into a working copy (rows padded off power-of-two strides), scaled
+// The triangle read is mirrored into a working copy (the float one: the lower triangle alone, all
+// the fused reduction reads; rows padded off power-of-two strides), scaled
 // by a power of two so its largest entry is in [0.5, 1) (no overflow or underflow in the norms;
 // exact), and reduced to T = Q^T A Q by n - 2 reflections H = I - 2 u u^T applied from both sides
 // (a rank-2 update), on the lower triangle only and in one pass over it per reflection: each row is
@@ -55,6 +60,7 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <type_traits>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>  // column_major.inc's masked loads (the AVX-512 pass)
@@ -109,9 +115,25 @@ static inline double pythag(double a, double b) {
 // Unaligned vectors of doubles, as wide as the pass's registers.
 typedef double Vd __attribute__((vector_size(OC_VEC_BYTES), __aligned__(8)));
 constexpr int64_t kLanes = OC_VEC_BYTES / 8;
+// Unaligned vectors of R (double or float: the reduction's element type) and their lane count.
+template <class R>
+struct Uv;
+template <>
+struct Uv<double> {
+  typedef Vd type;
+  enum : int64_t { W = OC_VEC_BYTES / 8 };
+};
+template <>
+struct Uv<float> {
+  typedef float type __attribute__((vector_size(OC_VEC_BYTES), __aligned__(4)));
+  enum : int64_t { W = OC_VEC_BYTES / 4 };
+};
 
 // x . y with 4 vector accumulators (a fixed order: the same bits for the same inputs).
-static inline double dot(const double* x, const double* y, int64_t m) {
+template <class R>
+static inline R dot(const R* x, const R* y, int64_t m) {
+  typedef typename Uv<R>::type Vd;
+  constexpr int64_t kLanes = Uv<R>::W;
   Vd s0 = {}, s1 = {}, s2 = {}, s3 = {};
   int64_t j = 0;
   for (; j + 4 * kLanes <= m; j += 4 * kLanes) {
@@ -122,7 +144,7 @@ static inline double dot(const double* x, const double* y, int64_t m) {
   }
   for (; j + kLanes <= m; j += kLanes) s0 += *(const Vd*)(x + j) * *(const Vd*)(y + j);
   const Vd v = (s0 + s1) + (s2 + s3);
-  double s = 0;
+  R s = 0;
   for (int64_t l = 0; l < kLanes; ++l) s += v[l];
   for (; j < m; ++j) s += x[j] * y[j];
   return s;
@@ -158,7 +180,12 @@ struct Work {
   // merges' gathered rows s and secular matrix g, and their vectors
   double *dv, *e2v, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
   int64_t *idx, *keep, *gone, *kind, *gpos;
+  // float inputs from kDC with vectors (low): the merges' products in float, on the gathered rows sf
+  // and into cf (n x ldf floats each)
+  bool low;
+  float *sf, *cf;
   int64_t ld, queued, cap;  // ld: the row stride of a and r
+  int64_t ldf;              // the row stride of a read as floats (the float reduction's matrix)
   static int64_t capacity(int64_t n) { return 32 * n + 64; }
   // Rows of 64 or more are padded to whole cache lines, and off a multiple of 512 bytes: a column chunk
   // of a power-of-two-sized matrix would otherwise fall in a few cache sets.
@@ -167,16 +194,23 @@ struct Work {
     const int64_t ld = oc::detail::div_up(n, 8) * 8;
     return ld % 64 == 0 ? ld + 8 : ld;
   }
+  // The same for rows of floats (a whole number of cache lines from 64, off a multiple of 512 bytes).
+  static int64_t stride_f(int64_t n) {
+    if (n < 64) return n;
+    const int64_t ld = oc::detail::div_up(n, 16) * 16;
+    return ld % 128 == 0 ? ld + 16 : ld;
+  }
   static int64_t blocks(int64_t n) { return oc::detail::div_up(n, kRowBlock); }
-  static size_t bytes(int64_t n, bool dc) {
+  static size_t bytes(int64_t n, bool dc, bool low) {
     const int64_t mats = dc ? 5 : 2, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0;
-    return (size_t)(mats * n * stride(n) + (9 + vecs) * n + kKC * (stride(n) + 16) + blocks(n) * n +
-                    2 * capacity(n) + 8) * sizeof(double) +
+    return (size_t)(mats * n * stride(n) + (dc && low ? n * stride_f(n) : 0) + (9 + vecs) * n +
+                    kKC * (stride(n) + 16) + blocks(n) * n + 2 * capacity(n) + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + capacity(n)) * sizeof(int64_t);
   }
-  void carve(void* buf, int64_t n, bool dc) {
+  void carve(void* buf, int64_t n, bool dc, bool lo) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     ld = stride(n);
+    ldf = stride_f(n);  // n * ldf floats fit in a's n * ld doubles
     a = x, x += n * ld;
     r = x, x += n * ld;
     d = x, x += n;
@@ -205,6 +239,12 @@ struct Work {
       lam = x, x += n;
       tmp = x, x += 3 * n;
     }
+    low = dc && lo;
+    sf = cf = nullptr;
+    if (low) {
+      sf = reinterpret_cast<float*>(x), cf = sf + n * ldf;
+      x += n * ldf;
+    }
     order = reinterpret_cast<int64_t*>(x);
     qi = order + n;
     if (dc) {
@@ -217,6 +257,16 @@ struct Work {
     queued = 0;
   }
 };
+
+// The reduction's matrix (w.a) as R and its row stride: doubles, or floats for float inputs from kDC.
+template <class R>
+static inline R* mat(Work& w) {
+  return reinterpret_cast<R*>(w.a);
+}
+template <class R>
+static inline int64_t mat_ld(const Work& w) {
+  return std::is_same<R, float>::value ? w.ldf : w.ld;
+}
 
 // The reduction for small n (below kQueueN), on the full matrix (its rows hold both triangles): per
 // reflection a product B u by axpys on rows and a rank-2 update, with less bookkeeping per step
@@ -271,35 +321,78 @@ static void tridiagonalize_small(Work& w, int64_t n) {
 // diagonal), offsets into the trailing block: brings them up to date with the pending update
 // a -= up_i qp + qp_i up (when up), then, when u, adds their part of B u: returns the row's own
 // (B's row times u), adds u_i a into part (the transposed part: entries left of the diagonal).
-static inline double fused_row(double* OC_RESTRICT a, int64_t len, const double* up, const double* qp, double upi,
-                               double qpi, const double* u, double* OC_RESTRICT part) {
+template <class R>
+static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* qp, R upi, R qpi, const R* u,
+                          R* OC_RESTRICT part) {
+  typedef typename Uv<R>::type Vr;
+  constexpr int64_t L = Uv<R>::W;
   const int64_t off = len - 1;  // entries left of the diagonal
-  const double ui = u ? u[off] : 0;
-  Vd s0 = {}, s1 = {};
+  const R ui = u ? u[off] : 0;
+  Vr s0 = {}, s1 = {};
   int64_t j = 0;
   if (up && u) {
-    for (; j + 2 * kLanes <= off; j += 2 * kLanes) {
-      Vd x0 = *(const Vd*)(a + j), x1 = *(const Vd*)(a + j + kLanes);
-      x0 -= upi * *(const Vd*)(qp + j) + qpi * *(const Vd*)(up + j);
-      x1 -= upi * *(const Vd*)(qp + j + kLanes) + qpi * *(const Vd*)(up + j + kLanes);
-      *(Vd*)(a + j) = x0, *(Vd*)(a + j + kLanes) = x1;
-      s0 += x0 * *(const Vd*)(u + j), s1 += x1 * *(const Vd*)(u + j + kLanes);
-      *(Vd*)(part + j) += ui * x0, *(Vd*)(part + j + kLanes) += ui * x1;
+    for (; j + 2 * L <= off; j += 2 * L) {
+      Vr x0 = *(const Vr*)(a + j), x1 = *(const Vr*)(a + j + L);
+      x0 -= upi * *(const Vr*)(qp + j) + qpi * *(const Vr*)(up + j);
+      x1 -= upi * *(const Vr*)(qp + j + L) + qpi * *(const Vr*)(up + j + L);
+      *(Vr*)(a + j) = x0, *(Vr*)(a + j + L) = x1;
+      s0 += x0 * *(const Vr*)(u + j), s1 += x1 * *(const Vr*)(u + j + L);
+      *(Vr*)(part + j) += ui * x0, *(Vr*)(part + j + L) += ui * x1;
     }
   } else if (u) {
-    for (; j + 2 * kLanes <= off; j += 2 * kLanes) {
-      const Vd x0 = *(const Vd*)(a + j), x1 = *(const Vd*)(a + j + kLanes);
-      s0 += x0 * *(const Vd*)(u + j), s1 += x1 * *(const Vd*)(u + j + kLanes);
-      *(Vd*)(part + j) += ui * x0, *(Vd*)(part + j + kLanes) += ui * x1;
+    for (; j + 2 * L <= off; j += 2 * L) {
+      const Vr x0 = *(const Vr*)(a + j), x1 = *(const Vr*)(a + j + L);
+      s0 += x0 * *(const Vr*)(u + j), s1 += x1 * *(const Vr*)(u + j + L);
+      *(Vr*)(part + j) += ui * x0, *(Vr*)(part + j + L) += ui * x1;
     }
   } else {
     for (; j < off; ++j) a[j] -= upi * qp[j] + qpi * up[j];
   }
-  const Vd v = s0 + s1;
-  double s = 0;
-  for (int64_t l = 0; l < kLanes; ++l) s += v[l];
+  if constexpr (std::is_same<R, float>::value) if (u) {
+    // float (16 lanes with AVX-512: a row's scalar tail and an in-order sum of the lanes would cost
+    // as much as its vector body): the rest but the diagonal as a last, partial vector (masked on
+    // AVX-512), the lanes summed as a tree
+    typedef typename Vec<R>::type V;
+    const int rest = (int)(off - j);
+    if (rest > 0) {
+      int done = 0;
+      for (; done < rest; done += (int)L) {
+        const int len_v = rest - done < (int)L ? rest - done : (int)L;
+        R* aj = a + j + done;
+        V x = vload_part(aj, len_v);
+        if (up) x -= upi * vload_part(qp + j + done, len_v) + qpi * vload_part(up + j + done, len_v);
+        vstore_part(aj, x, len_v);
+        s0 += (Vr)(x * vload_part(u + j + done, len_v));
+        vstore_part(part + j + done, vload_part(part + j + done, len_v) + ui * x, len_v);
+      }
+      j = off;
+    }
+    V v = (V)(s0 + s1);
+    R s = 0;
+    if constexpr (L == 16) {
+      typedef typename ::oc::detail::Simd<R, 8>::type V8;
+      V8 h = __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7) +
+             __builtin_shufflevector(v, v, 8, 9, 10, 11, 12, 13, 14, 15);
+      typedef typename ::oc::detail::Simd<R, 4>::type V4;
+      V4 q = __builtin_shufflevector(h, h, 0, 1, 2, 3) + __builtin_shufflevector(h, h, 4, 5, 6, 7);
+      s = (q[0] + q[2]) + (q[1] + q[3]);
+    } else if constexpr (L == 8) {
+      typedef typename ::oc::detail::Simd<R, 4>::type V4;
+      V4 q = __builtin_shufflevector(v, v, 0, 1, 2, 3) + __builtin_shufflevector(v, v, 4, 5, 6, 7);
+      s = (q[0] + q[2]) + (q[1] + q[3]);
+    } else {
+      for (int64_t l = 0; l < L; ++l) s += v[l];
+    }
+    R x = a[off];  // the diagonal
+    if (up) x -= upi * qp[off] + qpi * up[off];
+    a[off] = x;
+    return s + x * u[off];
+  }
+  const Vr v = s0 + s1;
+  R s = 0;
+  for (int64_t l = 0; l < L; ++l) s += v[l];
   for (; j < len; ++j) {  // the tail and the diagonal
-    double x = a[j];
+    R x = a[j];
     if (up) x -= upi * qp[j] + qpi * up[j];
     a[j] = x;
     if (u) {
@@ -313,19 +406,20 @@ static inline double fused_row(double* OC_RESTRICT a, int64_t len, const double*
 // Reflection k from column k (rows k + 1 .., up to date): u (unit, m = n - k - 1 long) into w.u and
 // into row k past the diagonal (unused by the lower triangle; zeros where H = I), e[k], t[k].
 // Returns whether there is one (else the column is already reduced: H = I).
+template <class R>
 static bool reflection(Work& w, int64_t n, int64_t k) {
-  double* A = w.a;
-  const int64_t ld = w.ld, m = n - k - 1;
+  R* A = mat<R>(w);
+  const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   double* u = w.u;
   for (int64_t i = 0; i < m; ++i) u[i] = A[(k + 1 + i) * ld + k];
   double sigma = 0;
   for (int64_t i = 1; i < m; ++i) sigma += u[i] * u[i];
-  double* x = A + k * ld + k + 1;
+  R* x = A + k * ld + k + 1;
   const bool reflect = sigma != 0;
   w.t[k] = reflect ? 1 : 0;
   if (!reflect) {
     w.e[k] = u[0];
-    std::fill(x, x + m, 0.0);
+    std::fill(x, x + m, R(0));
     return false;
   }
   const double norm = sqrt(u[0] * u[0] + sigma);
@@ -333,7 +427,7 @@ static bool reflection(Work& w, int64_t n, int64_t k) {
   u[0] -= alpha;
   const double f = 1.0 / sqrt(u[0] * u[0] + sigma);
   for (int64_t i = 0; i < m; ++i) u[i] *= f;
-  std::copy(u, u + m, x);
+  for (int64_t i = 0; i < m; ++i) x[i] = (R)u[i];
   w.e[k] = alpha;
   return true;
 }
@@ -342,24 +436,25 @@ static bool reflection(Work& w, int64_t n, int64_t k) {
 // kRowBlock rows (tasks over blocks): each row brought up to date with the pending update (when
 // pending: a -= up_i qp + qp_i up) and, when ur, q = B u (offsets into the block; each block sums
 // its transposed part into its own vector, added in block order: the same bits whatever the split).
-static void fused_pass(Work& w, int64_t n, int64_t k, const double* ur, bool pending, double* q,
-                       const oc_parallel& par) {
-  double* A = w.a;
-  const int64_t ld = w.ld, m = n - k - 1;
-  const double *up = w.up, *qp = w.qp;
+template <class R>
+static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, const oc_parallel& par) {
+  R* A = mat<R>(w);
+  const int64_t ld = mat_ld<R>(w), m = n - k - 1;
+  const R *up = reinterpret_cast<const R*>(w.up), *qp = reinterpret_cast<const R*>(w.qp);
   const int64_t b0 = (k + 1) / kRowBlock, nb = Work::blocks(n) - b0;
-  const double *upr = pending ? up + k + 1 : nullptr, *qpr = qp + k + 1;
+  const R *upr = pending ? up + k + 1 : nullptr, *qpr = qp + k + 1;
   auto blocks = [&](int64_t c0, int64_t c1) {
     for (int64_t c = b0 + c0; c < b0 + c1; ++c) {
       const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
-      double* part = w.part + c * n + k + 1;
-      if (ur) std::fill(part, part + (r1 - k - 1), 0.0);
+      R* part = reinterpret_cast<R*>(w.part) + c * n + k + 1;
+      if (ur) std::fill(part, part + (r1 - k - 1), R(0));
       for (int64_t i = r0; i < r1; ++i)
-        q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : 0, pending ? qp[i] : 0,
+        q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : R(0), pending ? qp[i] : R(0),
                                  ur, part);
     }
   };
-  const double per_block = 4.0 * kRowBlock * (double)m / 2 + 1;
+  // (in double's flops: a float flop, twice the lanes, counts half)
+  const double per_block = (4.0 * kRowBlock * (double)m / 2) * (sizeof(R) / 8.0) + 1;
   const int64_t nt = par.run ? oc::detail::num_tasks(nb, per_block, 1 << 15, kMaxInnerTasks) : 1;
   if (nt <= 1) {
     blocks(0, nb);
@@ -385,7 +480,7 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const double* ur, bool pen
   if (!ur) return;
   // B u: each entry's own row, then the blocks below it in order
   for (int64_t c = b0; c < b0 + nb; ++c) {
-    const double* part = w.part + c * n + k + 1;
+    const R* part = reinterpret_cast<const R*>(w.part) + c * n + k + 1;
     const int64_t end = std::min(n, (c + 1) * kRowBlock) - k - 1;
     for (int64_t j = 0; j < end; ++j) q[j] += part[j];
   }
@@ -400,27 +495,28 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const double* ur, bool pen
 // vector, added in block order: tasks over blocks give the same bits whatever the split.
 // Reflection k's u is left in row k of w.a past the diagonal (zeros where H = I), and w.t[k] says
 // whether there was one, for form_basis.
+template <class R>
 static void tridiagonalize(Work& w, int64_t n, const oc_parallel& par) {
-  double* A = w.a;
-  const int64_t ld = w.ld;
-  double *up = w.up, *qp = w.qp;  // the pending update, indexed by row
+  R* A = mat<R>(w);
+  const int64_t ld = mat_ld<R>(w);
+  R *up = reinterpret_cast<R*>(w.up), *qp = reinterpret_cast<R*>(w.qp);  // the pending update, indexed by row
   bool pending = false;
   for (int64_t k = 0; k + 2 < n; ++k) {
     const int64_t m = n - k - 1;  // the reflection acts on rows and columns k + 1 ..
     if (pending)                  // column k (rows k ..) up to date
       for (int64_t i = k; i < n; ++i) A[i * ld + k] -= up[i] * qp[k] + qp[i] * up[k];
-    const bool reflect = reflection(w, n, k);
+    const bool reflect = reflection<R>(w, n, k);
     if (!reflect && !pending) continue;
-    const double* u = w.u;
-    double* q = w.p;  // B u, offsets into the block
+    const R* u = A + k * ld + k + 1;  // reflection's u as R
+    R* q = reinterpret_cast<R*>(w.p);  // B u, offsets into the block
     fused_pass(w, n, k, reflect ? u : nullptr, pending, q, par);
     pending = reflect;
     if (!reflect) continue;
-    double K = 0;
-    for (int64_t i = 0; i < m; ++i) K += u[i] * q[i];
+    double K = 0;  // (in double: O(n) per reflection)
+    for (int64_t i = 0; i < m; ++i) K += (double)u[i] * q[i];
     for (int64_t i = 0; i < m; ++i) {
       up[k + 1 + i] = u[i];
-      qp[k + 1 + i] = 2 * q[i] - 2 * K * u[i];
+      qp[k + 1 + i] = (R)(2 * (double)q[i] - 2 * K * u[i]);
     }
   }
   if (pending)  // the last reflection's update, on the trailing 2 x 2
@@ -542,9 +638,11 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
 }
 
 // Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart) when R: at once, or
-// queued and flushed onto w.r (queue; R is then w.r). false: the iteration cap was reached.
-static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par) {
-  const double eps = std::numeric_limits<double>::epsilon();
+// queued and flushed onto w.r (queue; R is then w.r). Couplings below eps times their diagonal
+// neighbours are negligible (float's for the divide and conquer's leaves in float, w.low). false: the
+// iteration cap was reached.
+static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par,
+               double eps = std::numeric_limits<double>::epsilon()) {
   const bool vectors = R != nullptr;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
@@ -604,9 +702,10 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, 
 // The eigenvalues of the tridiagonal (d, e2: the squares of the couplings) into d, unsorted, by the
 // square-root-free QL iteration of Pal, Walker and Kahan (the rotations' cosines and sines squared:
 // no square root per rotation, one per shift). Splits where e2[m] <= eps^2 (|d_m| + |d_m+1|)^2 (the
-// test of ql on squares). false: the iteration cap was reached.
-static bool ql_values(double* d, double* e2, int64_t n) {
-  const double eps2 = std::numeric_limits<double>::epsilon() * std::numeric_limits<double>::epsilon();
+// test of ql on squares; eps: the precision wanted, float's for float inputs from kDC as LAPACK's
+// ssterf: fewer sweeps). false: the iteration cap was reached.
+static bool ql_values(double* d, double* e2, int64_t n, double eps) {
+  const double eps2 = eps * eps;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -626,12 +725,15 @@ static bool ql_values(double* d, double* e2, int64_t n) {
         const double bb = e2[i], rr = p + bb;
         if (i != m - 1) e2[i + 1] = s * rr;
         const double oldc = c;
+        // 1 / c = rr / p divided alongside c (off the chain through gamma: p's next value is a
+        // product, not a second division after gamma's); where it overflows (c tiny), gamma^2 / c
+        const double ic = rr / p;
         c = p / rr;
         s = bb / rr;
         const double oldgam = gamma, alpha = d[i];
         gamma = c * (alpha - sigma) - s * oldgam;
         d[i + 1] = oldgam + (alpha - gamma);
-        p = c != 0 ? gamma * gamma / c : oldc * bb;
+        p = c == 0 ? oldc * bb : ic <= std::numeric_limits<double>::max() ? gamma * gamma * ic : gamma * gamma / c;
       }
       e2[l] = s * p;
       d[l] = sigma + gamma;
@@ -642,8 +744,9 @@ static bool ql_values(double* d, double* e2, int64_t n) {
 
 // B's kc x nc block (row-major, ldb) packed a strip of MR columns at a time (strip s at bp + s kc MR,
 // term t at + t MR; the last strip zero-padded): the register tile's vector operand.
-static void pack_b(double* bp, const double* B, int64_t ldb, int64_t kc, int64_t nc) {
-  enum : int64_t { MR = Tile<double>::MR };
+template <class R>
+static void pack_b(R* bp, const R* B, int64_t ldb, int64_t kc, int64_t nc) {
+  enum : int64_t { MR = Tile<R>::MR };
   for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) pack_strip(bp + s * kc * MR, B + j0, ldb, kc, std::min<int64_t>(MR, nc - j0));
 }
 
@@ -652,34 +755,37 @@ static void pack_b(double* bp, const double* B, int64_t ldb, int64_t kc, int64_t
 // MR vector rows, C's rows its kNR broadcast columns, read from A in place), a tile of rows going
 // along its rows (C streamed in order). Each entry takes its terms one at a time in order: the same
 // bits however C's rows are split into calls.
-static void gemm_packed(const double* A, int64_t lda, const double* bp, int64_t kc, double* C, int64_t ldc, int64_t m,
-                        int64_t nc) {
-  enum : int64_t { MR = Tile<double>::MR, W = Tile<double>::W };
+template <class R>
+static void gemm_packed(const R* A, int64_t lda, const R* bp, int64_t kc, R* C, int64_t ldc, int64_t m, int64_t nc) {
+  enum : int64_t { MR = Tile<R>::MR, W = Tile<R>::W };
   for (int64_t i0 = 0; i0 < m; i0 += kNR) {
     const int nr = (int)std::min<int64_t>(kNR, m - i0);
-    const double* b = A + i0 * lda;
+    const R* b = A + i0 * lda;
     for (int64_t j0 = 0, s = 0; j0 < nc; j0 += MR, ++s) {
       const int64_t mr = std::min<int64_t>(MR, nc - j0);
-      double* c = C + i0 * ldc + j0;
+      R* c = C + i0 * ldc + j0;
       if (mr > W)
-        tile_kernel<double, 2>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
+        tile_kernel<R, 2>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
       else
-        tile_kernel<double, 1>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
+        tile_kernel<R, 1>(bp + s * kc * MR, MR, kc, b, lda, 1, nr, c, ldc, (int)mr);
     }
   }
 }
 
 // C[0:m, 0:nc] -= A[0:m, 0:k] B[0:k, 0:nc] (row-major): per block of kKC terms, B's block packed
 // once into w.pk, then tasks over C's rows (whole register tiles per task).
-static void gemm_tasks(Work& w, const double* A, int64_t lda, const double* B, int64_t ldb, double* C, int64_t ldc,
-                       int64_t m, int64_t nc, int64_t k, const oc_parallel& par) {
+template <class R>
+static void gemm_tasks(Work& w, const R* A, int64_t lda, const R* B, int64_t ldb, R* C, int64_t ldc, int64_t m,
+                       int64_t nc, int64_t k, const oc_parallel& par) {
   if (m <= 0 || nc <= 0 || k <= 0) return;
+  R* pk = reinterpret_cast<R*>(w.pk);
   for (int64_t kk = 0; kk < k; kk += kKC) {
     const int64_t kc = std::min<int64_t>(kKC, k - kk);
-    pack_b(w.pk, B + kk * ldb, ldb, kc, nc);
-    in_tasks(par, oc::detail::div_up(m, kNR), 2.0 * kNR * (double)nc * (double)kc, [&](int64_t u0, int64_t u1) {
+    pack_b(pk, B + kk * ldb, ldb, kc, nc);
+    const double work = 2.0 * kNR * (double)nc * (double)kc * (sizeof(R) / 8.0);  // double's flops: float's count half
+    in_tasks(par, oc::detail::div_up(m, kNR), work, [&](int64_t u0, int64_t u1) {
       const int64_t i0 = u0 * kNR, i1 = std::min(m, u1 * kNR);
-      gemm_packed(A + i0 * lda + kk, lda, w.pk, kc, C + i0 * ldc, ldc, i1 - i0, nc);
+      gemm_packed(A + i0 * lda + kk, lda, pk, kc, C + i0 * ldc, ldc, i1 - i0, nc);
     });
   }
 }
@@ -711,9 +817,10 @@ static inline void secular_sums(const double* del, const double* z2, int64_t b, 
 // nearer pole (the origin), so that every difference dl_l - x is got as (dl_l - dl_origin) - tau with
 // full relative accuracy; those differences are left in del (what the eigenvectors are made of), the
 // root returned. Each step solves a model with the two nearest poles kept exactly (value and slope
-// of each side's sum matched), safeguarded by bisection of the bracket the signs of f have shown.
+// of each side's sum matched), safeguarded by bisection of the bracket the signs of f have shown,
+// until f is zero to the precision prec (float's for float inputs from kDC, as LAPACK's slaed4).
 static double secular_root(const double* dl, const double* z2, int64_t k, double rho, double zz, int64_t i,
-                           double* del) {
+                           double* del, double prec) {
   const double eps = std::numeric_limits<double>::epsilon();
   const bool last = i == k - 1;
   int64_t org = i;
@@ -754,8 +861,8 @@ static double secular_root(const double* dl, const double* z2, int64_t k, double
     else
       lo = std::max(lo, tau);
     const double err = 8 * (fabs(psi) + fabs(phi) + 1.0 / rho) + fabs(tau) * (dpsi + dphi);
-    if (fabs(w) <= eps * err) break;
-    if (hi - lo <= 2 * eps * std::max(fabs(lo), fabs(hi))) break;
+    if (fabs(w) <= prec * err) break;
+    if (hi - lo <= 2 * prec * std::max(fabs(lo), fabs(hi))) break;
     const double D0 = del[p0] - tau, D1 = del[p0 + 1] - tau;
     const double a = (D0 + D1) * w - D0 * D1 * (dpsi + dphi), b = D0 * D1 * w, c = w - D0 * dpsi - D1 * dphi;
     const double disc = a * a - 4 * b * c;
@@ -787,7 +894,9 @@ static double secular_root(const double* dl, const double* z2, int64_t k, double
 // then multiplied into the rows: an upper product (rows of the first half and rows mixed by
 // deflation) and a lower one, each a plain row-major gemm (C -= A B on zeros, A the negated vectors).
 static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
-  const double eps = std::numeric_limits<double>::epsilon();
+  // the precision of the deflation and of the secular roots: float's when the products are in float
+  // (as LAPACK's slaed2 and slaed4)
+  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   const int64_t ld = w.ld;
   double* Z = w.zt + o * ld + o;
   double* d = w.d + o;
@@ -841,19 +950,31 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
   double* S = w.s + o * ld + o;  // the rows gathered: the kept by kind, then the deflated
   double* G = w.g;               // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
   double* A = w.r;               // row j: minus eigenvector j, in the gathered rows' order (w.r is free)
+  float* Af = reinterpret_cast<float*>(w.r);  // the same in float (w.low), w.ldf apart
+  const int64_t ldf = w.ldf;
   int64_t nk[3] = {0, 0, 0};
   for (int64_t i = 0; i < k; ++i) ++nk[kind[keep[i]]];
   {
     int64_t at[3] = {0, nk[0], nk[0] + nk[1]};
     for (int64_t i = 0; i < k; ++i) gpos[at[kind[keep[i]]]++] = i;  // group position -> kept index
   }
-  for (int64_t g = 0; g < k; ++g) std::copy(Z + keep[gpos[g]] * ld, Z + keep[gpos[g]] * ld + N, S + g * ld);
+  if (w.low)
+    for (int64_t g = 0; g < k; ++g) {
+      const double* x = Z + keep[gpos[g]] * ld;
+      float* y = w.sf + g * ldf;
+      for (int64_t q = 0; q < N; ++q) y[q] = (float)x[q];
+    }
+  else
+    for (int64_t g = 0; g < k; ++g) std::copy(Z + keep[gpos[g]] * ld, Z + keep[gpos[g]] * ld + N, S + g * ld);
   for (int64_t g = 0; g < ng; ++g) std::copy(Z + gone[g] * ld, Z + gone[g] * ld + N, S + (k + g) * ld);
   double* nd = w.tmp;
   for (int64_t g = 0; g < ng; ++g) nd[k + g] = d[gone[g]];
   if (k == 1) {
     lam[0] = d[keep[0]] + rho * z[keep[0]] * z[keep[0]];
-    A[0] = -1;
+    if (w.low)
+      Af[0] = -1;
+    else
+      A[0] = -1;
   } else if (k > 1) {
     double zz = 0;
     for (int64_t i = 0; i < k; ++i) {
@@ -861,7 +982,7 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
       zz += z2[i];
     }
     in_tasks(par, k, 40.0 * k, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld);
+      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld, eps);
     });
     // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
     for (int64_t i = 0; i < k; ++i) zhat[i] = G[i * ld + i];
@@ -876,8 +997,13 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
         double* gj = G + j * ld;
         for (int64_t i = 0; i < k; ++i) gj[i] = zhat[i] / gj[i];
         const double f = -1.0 / sqrt(dot(gj, gj, k));
-        double* aj = A + j * ld;
-        for (int64_t g = 0; g < k; ++g) aj[g] = gj[gpos[g]] * f;
+        if (w.low) {
+          float* aj = Af + j * ldf;
+          for (int64_t g = 0; g < k; ++g) aj[g] = (float)(gj[gpos[g]] * f);
+        } else {
+          double* aj = A + j * ld;
+          for (int64_t g = 0; g < k; ++g) aj[g] = gj[gpos[g]] * f;
+        }
       }
     });
   }
@@ -885,49 +1011,63 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
   std::copy(nd, nd + N, d);
   // the products: rows [0, k) of Z = -A (k x k) times the gathered rows (kinds 0 and 1 on the first
   // half's columns, kinds 1 and 2 on the second's)
-  for (int64_t j = 0; j < k; ++j) std::fill(Z + j * ld, Z + j * ld + N, 0.0);
-  gemm_tasks(w, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
-  gemm_tasks(w, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
+  if (w.low) {  // in float, into cf, then into Z's rows
+    float *Sf = w.sf, *C = w.cf;
+    for (int64_t j = 0; j < k; ++j) std::fill(C + j * ldf, C + j * ldf + N, 0.0f);
+    gemm_tasks(w, (const float*)Af, ldf, (const float*)Sf, ldf, C, ldf, k, n1, nk[0] + nk[1], par);
+    gemm_tasks(w, (const float*)Af + nk[0], ldf, (const float*)Sf + nk[0] * ldf + n1, ldf, C + n1, ldf, k, N - n1,
+               nk[1] + nk[2], par);
+    for (int64_t j = 0; j < k; ++j)
+      for (int64_t q = 0; q < N; ++q) Z[j * ld + q] = C[j * ldf + q];
+  } else {
+    for (int64_t j = 0; j < k; ++j) std::fill(Z + j * ld, Z + j * ld + N, 0.0);
+    gemm_tasks(w, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
+    gemm_tasks(w, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
+  }
   for (int64_t g = 0; g < ng; ++g) std::copy(S + (k + g) * ld, S + (k + g) * ld + N, Z + (k + g) * ld);
 }
 
-// The rows of X (n of them, w.ld apart: T's eigenvectors) times R = Q^T = H_{n-3} ... H_0 (A's
+// The rows of X (n of them, ldx apart: T's eigenvectors) times R = Q^T = H_{n-3} ... H_0 (A's
 // eigenvectors as rows), in place: X <- X H_{n-3} ... H_0 without forming R. The reflections go in
 // blocks of kWY (k descending); a block's product H_k1 ... H_k0 = I - Y T Y^T (compact WY: Y's
 // columns the u's, T upper triangular from their dot products) is applied as three products on the
 // columns k0 + 1 .. it touches: W = X Y, W T, X -= (W T) Y^T (2 n^3 flops in all, in the register tile).
-static void back_transform(Work& w, double* X, int64_t n, const oc_parallel& par) {
-  const int64_t ld = w.ld;
-  double* Yt = w.g;  // row c: y_c on the block's columns
-  double* Y = w.s;   // its transpose
-  double *W1 = w.r, *W2 = w.r + kWY;  // n x m each (ld >= 2 kWY from kDC)
-  double Tm[kWY * kWY];
+// In R (float for float inputs from kDC: the u's as the float reduction left them, X rounded to
+// float; its working arrays then in w.g and w.r read as floats), else in double.
+template <class R>
+static void back_transform(Work& w, R* X, int64_t ldx, int64_t n, const oc_parallel& par) {
+  const R* ua = mat<R>(w);  // the reflections' u's, in row k past the diagonal
+  const int64_t lu = mat_ld<R>(w), ldy = mat_ld<R>(w);
+  R* Yt = reinterpret_cast<R*>(w.g);  // row c: y_c on the block's columns (kWY rows, ldy apart)
+  R* Y = Yt + kWY * ldy;              // its transpose (n rows, kWY apart)
+  R *W1 = reinterpret_cast<R*>(w.r), *W2 = W1 + kWY;  // n x m each (rows 2 kWY apart)
+  R Tm[kWY * kWY];
   for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) {
     const int64_t k0 = std::max<int64_t>(0, k1 - kWY + 1), m = k1 - k0 + 1, c0 = k0 + 1, len = n - c0;
     for (int64_t c = 0; c < m; ++c) {  // y_c = u_{k1 - c}, zeros above its support
       const int64_t k = k1 - c;
-      double* yt = Yt + c * ld;
-      std::fill(yt, yt + (k + 1 - c0), 0.0);
-      std::copy(w.a + k * ld + k + 1, w.a + k * ld + n, yt + (k + 1 - c0));
-      for (int64_t j = 0; j < len; ++j) Y[j * ld + c] = yt[j];
+      R* yt = Yt + c * ldy;
+      std::fill(yt, yt + (k + 1 - c0), R(0));
+      std::copy(ua + k * lu + k + 1, ua + k * lu + n, yt + (k + 1 - c0));
+      for (int64_t j = 0; j < len; ++j) Y[j * kWY + c] = yt[j];
     }
     // H(y_0) ... H(y_c) = I - Y_c T_c Y_c^T: column c of T is -2 T_{c-1} (Y_{c-1}^T y_c) over 2
     for (int64_t c = 0; c < m; ++c) {
-      const double tau = w.t[k1 - c] != 0 ? 2.0 : 0.0;
-      double s[kWY];
-      for (int64_t i = 0; i < c; ++i) s[i] = dot(Yt + i * ld, Yt + c * ld, len);
+      const R tau = w.t[k1 - c] != 0 ? R(2) : R(0);
+      R s[kWY];
+      for (int64_t i = 0; i < c; ++i) s[i] = dot(Yt + i * ldy, Yt + c * ldy, len);
       for (int64_t i = 0; i < c; ++i) {
-        double x = 0;
+        R x = 0;
         for (int64_t l = i; l < c; ++l) x += Tm[i * kWY + l] * s[l];
         Tm[i * kWY + c] = -tau * x;
       }
       Tm[c * kWY + c] = tau;
       for (int64_t i = c + 1; i < m; ++i) Tm[i * kWY + c] = 0;
     }
-    for (int64_t i = 0; i < n; ++i) std::fill(W1 + i * ld, W1 + i * ld + 2 * kWY, 0.0);
-    gemm_tasks(w, X + c0, ld, Y, ld, W1, ld, n, m, len, par);  // W1 = -X Y
-    gemm_tasks(w, W1, ld, Tm, kWY, W2, ld, n, m, m, par);      // W2 = X Y T
-    gemm_tasks(w, W2, ld, Yt, ld, X + c0, ld, n, len, m, par);  // X -= X Y T Y^T
+    for (int64_t i = 0; i < n; ++i) std::fill(W1 + i * 2 * kWY, W1 + i * 2 * kWY + 2 * kWY, R(0));
+    gemm_tasks(w, X + c0, ldx, Y, (int64_t)kWY, W1, 2 * kWY, n, m, len, par);  // W1 = -X Y
+    gemm_tasks(w, (const R*)W1, 2 * kWY, (const R*)Tm, (int64_t)kWY, W2, 2 * kWY, n, m, m, par);  // W2 = X Y T
+    gemm_tasks(w, (const R*)W2, 2 * kWY, (const R*)Yt, ldy, X + c0, ldx, n, len, m, par);  // X -= X Y T Y^T
   }
 }
 
@@ -941,7 +1081,8 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
       std::fill(Z + j * ld, Z + j * ld + N, 0.0);
       Z[j * ld + j] = 1;
     }
-    return ql(w, w.d + o, w.e + o, N, Z, false, par);
+    return ql(w, w.d + o, w.e + o, N, Z, false, par,
+              w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon());
   }
   const int64_t n1 = N / 2;
   const double beta = w.e[o + n1 - 1];
@@ -952,28 +1093,58 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
   return true;
 }
 
+// Column j of v (n x n, row-major) = row order[j] of rows (ldr apart), signed so that its largest
+// entry as T (entries that round to equal magnitudes: the first) is positive (the signs into sign,
+// n long). Written 16 columns at a time, row by row of v: whole cache lines on both sides.
+template <class T, class S>
+static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n, double* sign) {
+  for (int64_t j = 0; j < n; ++j) {
+    const S* x = rows + order[j] * ldr;
+    int64_t big = 0;
+    T top = (T)fabs(x[0]);
+    for (int64_t i = 1; i < n; ++i)
+      if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
+    sign[j] = x[big] < 0 ? -1.0 : 1.0;
+  }
+  for (int64_t j0 = 0; j0 < n; j0 += 16) {
+    const int64_t j1 = std::min(n, j0 + 16);
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = j0; j < j1; ++j) v[i * n + j] = (T)(sign[j] * rows[order[j] * ldr + i]);
+  }
+}
+
 template <class T>
 static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, const oc_parallel& par) {
+  // float from kDC: the reduction in float (and the back-transformation's u's with it)
+  const bool low = std::is_same<T, float>::value && n >= kDC;
   double amax = 0;
   for (int64_t i = 0; i < n; ++i)
     for (int64_t j = 0; j <= i; ++j) {  // (i, j) of the lower triangle; U: read at (j, i)
       const double x = (double)(upper ? a[j * n + i] : a[i * n + j]);
       if (!std::isfinite(x)) return 0;
-      w.a[i * w.ld + j] = w.a[j * w.ld + i] = x;
       amax = std::max(amax, fabs(x));
     }
   int ex = 0;
-  if (amax > 0) {
-    frexp(amax, &ex);
-    const double f = ldexp(1.0, -ex);
+  if (amax > 0) frexp(amax, &ex);
+  // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125)
+  const double f = ldexp(1.0, -ex);
+  if (low) {
+    float* A = mat<float>(w);
+    const int64_t ld = w.ldf;
     for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j < n; ++j) w.a[i * w.ld + j] *= f;
+      for (int64_t j = 0; j <= i; ++j) A[i * ld + j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
+  } else {
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j <= i; ++j)
+        w.a[i * w.ld + j] = w.a[j * w.ld + i] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
   }
   const bool vectors = v != nullptr;
   if (n < kQueueN)
     tridiagonalize_small(w, n);
+  else if (low)
+    tridiagonalize<float>(w, n, par);
   else
-    tridiagonalize(w, n, par);
+    tridiagonalize<double>(w, n, par);
   int64_t* order = w.order;
   const double* rows = w.r;  // the eigenvectors, as rows, for the values w.d
   if (n < kDC) {  // the values by the QL iteration, rotating R's rows when vectors (the same values' bits)
@@ -986,27 +1157,29 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
   } else {
     if (wout) {  // the values by the root-free QL on a copy, with or without vectors (the same bits)
       for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
-      if (!ql_values(w.dv, w.e2v, n)) return 2;
+      if (!ql_values(w.dv, w.e2v, n, low ? (double)std::numeric_limits<float>::epsilon()
+                                          : std::numeric_limits<double>::epsilon()))
+        return 2;
       std::sort(w.dv, w.dv + n);
       for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
     }
     if (!vectors) return 1;
     if (!divide(w, 0, n, par)) return 2;
-    back_transform(w, w.zt, n, par);  // the vectors' rows: Z^T Q^T
-    rows = w.zt;
     for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
     std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
-  }
-  if (vectors)
-    for (int64_t j = 0; j < n; ++j) {
-      const double* x = rows + order[j] * w.ld;
-      int64_t big = 0;  // the largest entry as T (entries that round to equal magnitudes: the first)
-      T top = (T)fabs(x[0]);
-      for (int64_t i = 1; i < n; ++i)
-        if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
-      const double sign = x[big] < 0 ? -1.0 : 1.0;
-      for (int64_t i = 0; i < n; ++i) v[i * n + j] = (T)(sign * x[i]);
+    if (low) {  // the vectors' rows Z^T Q^T, in float (in w.s: free once the merges are done)
+      float* X = reinterpret_cast<float*>(w.s);
+      const int64_t ldx = w.ldf;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) X[i * ldx + j] = (float)w.zt[i * w.ld + j];
+      back_transform(w, X, ldx, n, par);
+      write_vectors(X, ldx, order, v, n, w.p);
+      return 1;
     }
+    back_transform(w, w.zt, w.ld, n, par);  // the vectors' rows: Z^T Q^T
+    rows = w.zt;
+  }
+  if (vectors) write_vectors(rows, w.ld, order, v, n, w.p);
   return 1;
 }
 
@@ -1014,12 +1187,13 @@ template <class T>
 static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
                const oc_parallel& par) {
   const bool dc = v != nullptr && n >= kDC;
-  const size_t bytes = Work::bytes(n, dc);
+  const bool low = std::is_same<T, float>::value && n >= kDC;  // as one's
+  const size_t bytes = Work::bytes(n, dc, low);
   if (batch < 4 && n >= kParallelN && par.run != nullptr) {  // parallelism inside each matrix
     void* buf = malloc(bytes);
     if (!buf) return OC_OUT_OF_MEMORY;
     Work w;
-    w.carve(buf, n, dc);
+    w.carve(buf, n, dc, low);
     for (int64_t b = 0; b < batch; ++b)
       status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, par);
     free(buf);
@@ -1037,7 +1211,7 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
       return;
     }
     Work w;
-    w.carve(buf, n, dc);
+    w.carve(buf, n, dc, low);
     for (int64_t b = b0; b < b1; ++b)
       status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, oc_serial);
     free(buf);
