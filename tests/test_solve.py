@@ -221,10 +221,35 @@ def test_equal_rows_of_a_large_matrix_give_an_exact_zero_pivot(dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_results_do_not_depend_on_the_thread_count(dtype):
+@pytest.mark.parametrize("shape", [(100, 100), (4, 100, 100)])  # the single matrix's and the batch's paths
+@pytest.mark.parametrize("tiny", [False, True])
+def test_the_multipliers_are_rounded_quotients_so_a_scaled_row_cancels_exactly(dtype, shape, tiny):
+    """The leaves' multipliers are correctly rounded quotients (x / d: the product by 1 / d corrected
+    once by its residual, or a true division where the residual could be subnormal): row 60, row 7
+    times -0.5 (or 1), takes exactly that multiplier at step 0 (row 7 the pivot, 8 d) and cancels
+    exactly, so the matrix is reported singular. d is one whose d * (1 / d) is not 1: a product by the
+    reciprocal left uncorrected misses the multiplier by an ulp and row 60 does not cancel."""
+    one = dtype(1)
+    d = next(dtype(1 + k / 1024) for k in range(1, 1024) if dtype(1 + k / 1024) * (one / dtype(1 + k / 1024)) != one)
+    scale = dtype(2.0 ** (-1010 if dtype == np.float64 else -116)) if tiny else one
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal(shape).astype(dtype)
+    a[..., 7, 0] = 8 * d
+    for m, c in enumerate([-0.5, 1.0, -0.5, 1.0][: a.reshape(-1, 100, 100).shape[0]]):
+        a.reshape(-1, 100, 100)[m, 60] = dtype(c) * a.reshape(-1, 100, 100)[m, 7]
+    a *= scale
+    b = rng.standard_normal(shape[:-1]).astype(dtype)
+    assert (kernels.solve_ex(a, b)[1] > 0).all()
+    sign, logabs = kernels.slogdet(a)
+    assert (sign == 0).all() and (logabs == -np.inf).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [333, 700])  # 700: look-ahead and row-blocked products a few levels down
+def test_results_do_not_depend_on_the_thread_count(dtype, n):
     rng = np.random.default_rng(8)
-    a = rng.standard_normal((333, 333)).astype(dtype)
-    b = rng.standard_normal((333, 5)).astype(dtype)
+    a = rng.standard_normal((n, n)).astype(dtype)
+    b = rng.standard_normal((n, 5)).astype(dtype)
     got = []
     try:
         for t in (1, 2, 3):

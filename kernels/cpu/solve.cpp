@@ -24,12 +24,69 @@
 
 #include "lu.h"
 #include "parallel.h"
+#include "team.h"
 
 #if defined(__SSE2__)
 #include <immintrin.h>  // the AVX-512 pass's masked loads and stores (lu_recursive.inc)
 #endif
 
 namespace oc {
+namespace detail {
+
+// The padded working copy of a large factorization (n > kSmall), 64-byte aligned (get(): null
+// without memory). Up to kKeepBytes the calling thread keeps it between calls: fresh memory takes
+// a page fault per 4 KiB at its first touch, which was 10% of a float64 slogdet at n = 512 (the
+// copy into it cost less than its faults); larger ones are allocated per call (the faults then
+// weigh little against the n^3 flops). A nested use on the same thread gets its own.
+class LuScratch {
+ public:
+  explicit LuScratch(size_t bytes) {
+    if (bytes == 0) return;
+    Kept& k = kept();
+    if (bytes <= kKeepBytes && !k.busy) {
+      if (k.bytes < bytes) {
+        free(k.p);
+        k.p = malloc(bytes + 64);
+        k.bytes = k.p ? bytes : 0;
+      }
+      if (k.p) {
+        k.busy = true;
+        mine_ = &k;
+        base_ = k.p;
+      }
+    }
+    if (!mine_) base_ = own_ = malloc(bytes + 64);
+  }
+  ~LuScratch() {
+    if (mine_) mine_->busy = false;
+    free(own_);
+  }
+  template <class T>
+  T* get() const {
+    return base_ ? (T*)(((uintptr_t)base_ + 63) & ~(uintptr_t)63) : nullptr;
+  }
+
+ private:
+  enum : size_t { kKeepBytes = size_t{64} << 20 };
+  struct Kept {
+    void* p = nullptr;
+    size_t bytes = 0;
+    bool busy = false;
+    ~Kept() { free(p); }
+  };
+  static Kept& kept() {
+    static thread_local Kept k;
+    return k;
+  }
+  Kept* mine_ = nullptr;
+  void* base_ = nullptr;
+  void* own_ = nullptr;
+  LuScratch(const LuScratch&) = delete;
+  LuScratch& operator=(const LuScratch&) = delete;
+};
+
+}  // namespace detail
+
 #define OC_ISA_PASS_FILE "solve.cpp"
 #define OC_ISA_PASS_NS lu
 #include "isa_passes.inc"  // oc::lu_base, _avx2, _avx512
@@ -70,6 +127,8 @@ void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, doub
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
+using ::oc::detail::LuScratch;
+using ::oc::detail::Team;
 #include "simd.inc"
 
 enum : int64_t { kSmall = 64, kChunk = 256 };  // n <= kSmall: unblocked (recursion costs more)
@@ -230,7 +289,8 @@ static OC_ALWAYS_INLINE T lu_at(const T* f, int64_t n, int64_t i, int64_t j) {
   return n > kSmall ? f[j * n + i] : f[i * n + j];
 }
 
-// diag_only: of the factors of a large matrix (n > kSmall) only U's diagonal need be stored (slogdet).
+// diag_only: of the factors of a large matrix (n > kSmall) only U's diagonal is stored, in its first n
+// elements (slogdet).
 template <class T>
 void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n, bool transpose,
             oc_parallel par, bool diag_only = false) {
@@ -238,12 +298,10 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
   const double work = (double)nn * (double)n;
   if (n > kSmall && (batch == 1 || (batch < 4 && n > 256))) {  // few large: the parallelism is inside each
     // a padded working copy (see padded_stride); without memory, in place in lu (slower at n = 2^k)
-    T* scratch = (T*)malloc((size_t)(padded_stride<T>(n) * n) * sizeof(T) + 64);
-    T* aligned = scratch ? (T*)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : nullptr;
+    const LuScratch scratch((size_t)(padded_stride<T>(n) * n) * sizeof(T));
     for (int64_t m = 0; m < batch; ++m)
-      factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, par, kMaxInnerTasks,
-                   diag_only);
-    free(scratch);
+      factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, scratch.get<T>(), par,
+                   kMaxInnerTasks, diag_only);
     return;
   }
   const int64_t nt = num_tasks(batch, work, 1 << 15, 1024);
@@ -251,8 +309,8 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
     int64_t m0, m1;
     split_range(batch, nt, (int64_t)t, m0, m1);
     // n > kSmall: a padded working copy for this task's matrices too (see padded_stride)
-    T* scratch = n > kSmall ? (T*)malloc((size_t)(padded_stride<T>(n) * n) * sizeof(T) + 64) : nullptr;
-    T* aligned = scratch ? (T*)(((uintptr_t)scratch + 63) & ~(uintptr_t)63) : nullptr;
+    const LuScratch scratch(n > kSmall ? (size_t)(padded_stride<T>(n) * n) * sizeof(T) : 0);
+    T* aligned = n > kSmall ? scratch.get<T>() : nullptr;
     for (int64_t m = m0; m < m1; ++m) {
       if (n > kSmall) {
         factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, aligned, oc_serial, 1, diag_only);
@@ -262,7 +320,6 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
       info[m] = 0;
       factor_one(lu + m * nn, n, piv + m * n, info + m);
     }
-    free(scratch);
   };
   parallel_for(par, (size_t)nt, task);
 }
@@ -454,12 +511,13 @@ void factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, in
 // sign and log|det| of one factored matrix: one log (the product of |U's diagonal| kept as a
 // mantissa and a binary exponent, so that it can neither overflow nor underflow).
 template <class T>
-static OC_ALWAYS_INLINE void determinant(const T* f, const int32_t* piv, int64_t n, T* sign, T* logabs) {
+static OC_ALWAYS_INLINE void determinant(const T* f, int64_t stride, const int32_t* piv, int64_t n, T* sign,
+                                         T* logabs) {
   T s = T(1);
   double mant = 1.0;
   int64_t exp2 = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const T d = f[i * n + i];
+    const T d = f[i * stride];
     s *= d > T(0) ? T(1) : d < T(0) ? T(-1) : T(0);  // NaN: 0, as torch's sign
     s = piv[i] != i ? -s : s;
     int e = 0;
@@ -502,7 +560,8 @@ void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs,
           default: break;
         }
       }
-      determinant(f, q, n, sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
+      // U's diagonal: n + 1 apart in full factors, contiguous from factor's diag_only (n > kSmall)
+      determinant(f, fused || n <= kSmall ? n + 1 : 1, q, n, sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
     }
   };
   parallel_for(par, (size_t)nt, task);
