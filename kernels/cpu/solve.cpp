@@ -34,16 +34,18 @@ namespace oc {
 namespace detail {
 
 // The padded working copy of a large factorization (n > kSmall), 64-byte aligned (get(): null
-// without memory). Up to kKeepBytes the calling thread keeps it between calls: fresh memory takes
-// a page fault per 4 KiB at its first touch, which was 10% of a float64 slogdet at n = 512 (the
-// copy into it cost less than its faults); larger ones are allocated per call (the faults then
-// weigh little against the n^3 flops). A nested use on the same thread gets its own.
+// without memory). keep: the calling thread keeps it between calls, up to kKeepBytes: fresh memory
+// takes a page fault per 4 KiB at its first touch, which was 10% of a float64 slogdet at n = 512 (the
+// copy into it cost less than its faults). Only a single large matrix's caller keeps one (a batch's
+// tasks reuse theirs across their matrices; pool threads keeping theirs would hold memory per
+// thread); larger ones are allocated per call (the faults then weigh little against the n^3
+// flops). A nested use on the same thread gets its own.
 class LuScratch {
  public:
-  explicit LuScratch(size_t bytes) {
+  LuScratch(size_t bytes, bool keep) {
     if (bytes == 0) return;
     Kept& k = kept();
-    if (bytes <= kKeepBytes && !k.busy) {
+    if (keep && bytes <= kKeepBytes && !k.busy) {
       if (k.bytes < bytes) {
         free(k.p);
         k.p = malloc(bytes + 64);
@@ -67,7 +69,7 @@ class LuScratch {
   }
 
  private:
-  enum : size_t { kKeepBytes = size_t{64} << 20 };
+  enum : size_t { kKeepBytes = size_t{16} << 20 };  // n = 1024 in double, padded: 8.5 MB
   struct Kept {
     void* p = nullptr;
     size_t bytes = 0;
@@ -298,7 +300,7 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
   const double work = (double)nn * (double)n;
   if (n > kSmall && (batch == 1 || (batch < 4 && n > 256))) {  // few large: the parallelism is inside each
     // a padded working copy (see padded_stride); without memory, in place in lu (slower at n = 2^k)
-    const LuScratch scratch((size_t)(padded_stride<T>(n) * n) * sizeof(T));
+    const LuScratch scratch((size_t)(padded_stride<T>(n) * n) * sizeof(T), true);
     for (int64_t m = 0; m < batch; ++m)
       factor_large(a + m * nn, lu + m * nn, piv + m * n, info + m, n, transpose, scratch.get<T>(), par,
                    kMaxInnerTasks, diag_only);
@@ -309,7 +311,7 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
     int64_t m0, m1;
     split_range(batch, nt, (int64_t)t, m0, m1);
     // n > kSmall: a padded working copy for this task's matrices too (see padded_stride)
-    const LuScratch scratch(n > kSmall ? (size_t)(padded_stride<T>(n) * n) * sizeof(T) : 0);
+    const LuScratch scratch(n > kSmall ? (size_t)(padded_stride<T>(n) * n) * sizeof(T) : 0, false);
     T* aligned = n > kSmall ? scratch.get<T>() : nullptr;
     for (int64_t m = m0; m < m1; ++m) {
       if (n > kSmall) {
