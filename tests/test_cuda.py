@@ -5,6 +5,7 @@ missing or does not start is a failure, not a skip."""
 import json
 
 import numpy as np
+import onnx
 import onnxruntime as ort
 import pytest
 
@@ -75,8 +76,10 @@ def run_bound(sess, feeds_gpu, host_feeds=None):
     b.bind_output(sess.get_outputs()[0].name, "cuda")
     sess.run_with_iobinding(b)
     out = b.get_outputs()[0]
-    mem = cp.cuda.UnownedMemory(out.data_ptr(), int(np.prod(out.shape())) * np.dtype(out.element_type()).itemsize, out)
-    return cp.ndarray(out.shape(), out.element_type(), cp.cuda.MemoryPointer(mem, 0)).copy()
+    dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(out.element_type()))  # element_type(): ONNX's enum
+    # device 0 named, as bound: an empty output's pointer is null, and CuPy cannot look that up
+    mem = cp.cuda.UnownedMemory(out.data_ptr(), int(np.prod(out.shape())) * dtype.itemsize, out, 0)
+    return cp.ndarray(out.shape(), dtype, cp.cuda.MemoryPointer(mem, 0)).copy()
 
 
 DTYPES = [np.float32, np.float64, np.float16]
