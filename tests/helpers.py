@@ -220,3 +220,14 @@ def fused_unet_block(tmp_path):
     with torch.no_grad():
         want = model(x).numpy()
     return for_runtime(fused.model), x.numpy(), want
+
+
+def within_limit(fn, *args, limit_s=300):
+    """fn(*args) in a daemon thread; fails the calling test if it has not returned within limit_s
+    (far past any call's time: a deadlock never ends); returns what fn returned."""
+    out = []
+    t = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
+    t.start()
+    t.join(limit_s)
+    assert not t.is_alive(), f"{fn.__name__}{args} did not return within {limit_s} s (a deadlock)"
+    return out[0]

@@ -1,23 +1,21 @@
 """The blocked CPU Inverse runs one parallel region per call (kernels/cpu/team.h: the first task is the
 leader, the others help with its steps) and must not assume anything of how the host runs the region's
-tasks: tests/native/inverse_runners.cpp builds the kernel with runners that run them on the calling
-thread in order or backwards, one at a time each on a thread of its own, or on a few threads at once
-(one of them late). Under each: the same bits as with no runner, the inverse, no deadlock (each call
-in a thread given a time limit)."""
+tasks: tests/native/inverse_runners.cpp builds the kernel with the runners of tests/native/runners.h,
+which run them on the calling thread in order or backwards, one at a time each on a thread of its
+own, or on a few threads at once (one of them late). Under each: the same bits as with no runner,
+the inverse, no deadlock (each call in a thread given a time limit)."""
 import ctypes
-import threading
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import assert_inverse, compile_kernels, row_cycled, well_conditioned
+from helpers import assert_inverse, compile_kernels, row_cycled, well_conditioned, within_limit
 
 from ortcustom import kernels
 
 REPO = Path(__file__).resolve().parent.parent
 CPU = REPO / "kernels" / "cpu"
-LIMIT_S = 300  # far past any call's time (a deadlock never ends)
 
 
 @pytest.fixture(scope="module")
@@ -31,16 +29,6 @@ def lib(tmp_path_factory):
         getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
                                        ctypes.c_int64]
     return lib
-
-
-def within_limit(fn, *args):
-    """fn(*args) in a daemon thread; fails the test if it has not returned within LIMIT_S."""
-    out = []
-    t = threading.Thread(target=lambda: out.append(fn(*args)), daemon=True)
-    t.start()
-    t.join(LIMIT_S)
-    assert not t.is_alive(), f"{fn.__name__}{args} did not return within {LIMIT_S} s (a deadlock)"
-    return out[0]
 
 
 def kinds(lib):

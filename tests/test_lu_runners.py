@@ -1,0 +1,90 @@
+"""The CPU LU of a large matrix (kernels/cpu/solve.cpp) runs one parallel region per matrix
+(kernels/cpu/team.h), its update's items in blocks of rows that wait on a counter for the row swaps
+and solves before them, and must not assume anything of how the host runs the region's tasks:
+tests/native/lu_runners.cpp builds it with the runners of tests/native/runners.h (on the calling
+thread in order or backwards, one at a time each on a thread of its own, a few threads at once, one
+of them late). Under each: the same bits as with no runner, factors that reproduce P A, and no
+deadlock (each call in a thread given a time limit)."""
+import ctypes
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from helpers import compile_kernels, row_cycled, within_limit
+
+from ortcustom import kernels
+
+REPO = Path(__file__).resolve().parent.parent
+CPU = REPO / "kernels" / "cpu"
+P = ctypes.c_void_p
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory):
+    so = compile_kernels([CPU / "solve.cpp", CPU / "isa.cpp", CPU / "serial_for.cpp",
+                          REPO / "tests" / "native" / "lu_runners.cpp"],
+                         tmp_path_factory.mktemp("runners") / "lu_runners.so", "-pthread", "-O2")
+    lib = ctypes.CDLL(str(so))
+    for name in ("lu_f32_with", "lu_f64_with"):
+        getattr(lib, name).argtypes = [ctypes.c_int, P, P, P, P, ctypes.c_int64, ctypes.c_int64]
+    lib.slogdet_f64_with.argtypes = [ctypes.c_int, P, P, P, P, P, P, ctypes.c_int64, ctypes.c_int64]
+    return lib
+
+
+def factor(lib, kind, a):
+    """(lu, piv, info) of a (batch, n, n) by oc_lu under runner `kind`."""
+    batch, n = a.shape[0], a.shape[-1]
+    lu, piv, info = np.empty_like(a), np.empty((batch, n), np.int32), np.empty(batch, np.int32)
+    fn = lib.lu_f32_with if a.dtype == np.float32 else lib.lu_f64_with
+    within_limit(fn, kind, a.ctypes.data, lu.ctypes.data, piv.ctypes.data, info.ctypes.data, batch, n)
+    return lu, piv, info
+
+
+def assert_factors(a, lu, piv):
+    """P A = L U to a small multiple of the precision (lu column-major above n = 64, as lu.h says)."""
+    n = a.shape[-1]
+    eps = np.finfo(a.dtype).eps
+    for m in range(a.shape[0]):
+        f = (lu[m].T if n > 64 else lu[m]).astype(np.float64)
+        pa = a[m].astype(np.float64)
+        for k, p in enumerate(piv[m]):
+            pa[[k, p]] = pa[[p, k]]
+        l, u = np.tril(f, -1) + np.eye(n), np.triu(f)
+        err = np.abs(pa - l @ u).max() / np.abs(a[m]).max()
+        assert err < 20 * n * eps, (m, err)
+
+
+@pytest.mark.parametrize("dtype, n, batch", [(np.float32, 257, 1), (np.float64, 700, 1), (np.float32, 300, 3),
+                                             (np.float64, 100, 6), (np.float32, 40, 9)])
+def test_lu_has_the_same_bits_under_every_runner(lib, dtype, n, batch):
+    """A single large matrix (257: one chunk and a bit; 700: the update in blocks of rows), few large
+    ones (each in parallel inside), the batch paths (one task per matrices: column-major at 100,
+    row-major at 40)."""
+    x = np.ascontiguousarray(row_cycled(np.random.default_rng(n), (batch, n, n), dtype))
+    ref = factor(lib, 0, x)
+    assert_factors(x, ref[0], ref[1])
+    assert (ref[2] == 0).all()
+    for kind in range(lib.runner_kinds()):
+        for got, want, what in zip(factor(lib, kind, x), ref, ("lu", "piv", "info")):
+            np.testing.assert_array_equal(got, want, err_msg=f"runner {kind}: {what}")
+
+
+def test_slogdet_and_a_zero_pivot_under_every_runner(lib):
+    """Two equal rows cancel exactly under every runner (info names the step, sign 0); the
+    determinant's bits are those of the library's own build (kernels.slogdet)."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((2, 300, 300))
+    a[1, 250] = a[1, 9]
+    want_sign, want_logabs = kernels.slogdet(a)
+    assert want_sign[1] == 0 and want_logabs[1] == -np.inf
+    np.testing.assert_allclose(want_logabs[0], np.linalg.slogdet(a[0])[1], rtol=1e-10)
+    for kind in range(lib.runner_kinds()):
+        info = factor(lib, kind, a)[2]
+        assert info[0] == 0 and info[1] > 0, (kind, info)
+        lu, piv, info = np.empty_like(a), np.empty((2, 300), np.int32), np.empty(2, np.int32)
+        sign, logabs = np.empty(2), np.empty(2)
+        within_limit(lib.slogdet_f64_with, kind, a.ctypes.data, lu.ctypes.data, piv.ctypes.data, info.ctypes.data,
+                     sign.ctypes.data, logabs.ctypes.data, 2, 300)
+        np.testing.assert_array_equal(sign, want_sign, err_msg=f"runner {kind}")
+        np.testing.assert_array_equal(logabs, want_logabs, err_msg=f"runner {kind}")
