@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The GPU checks in as little device time as a lent machine allows (15 minutes a session: see
+# ../shared/device/README.md, whose gpu-check.sh runs the whole suite). Two halves:
+#
+#   here:   bash tools/gpu_check.sh prepare
+#           onnxruntime-gpu's wheel, repacked as an xz tarball without the TensorRT provider (~204 MB,
+#           4 pieces of 52 MB in .devwheels/: one device call each, `cp .devwheels/xz-a /tmp/dw/`
+#           carrying that piece), and this script and meson-python in .devwheels/small
+#   there:  bash .devwheels/small/gpu_check.sh test|sanitize|bench   (carry [".devwheels/small"])
+#           first call: joins the pieces into /tmp/site, builds for the GPU's arch (~100 s fresh on
+#           16 cores, seconds after); logs under $OUT, each test's result as it ends (-v: a run
+#           cut off still names its failures)
+#
+# Measured on an H200 (2026-11-28): tests/test_cuda.py on 8 workers > 120 s; under memcheck ~5 s
+# a case (so sanitize takes a subset); bench 36 s. Make the calls back to back: an idle machine
+# goes back after 30 s.
+set -uo pipefail
+step=${1:?prepare, test, sanitize or bench}
+if [ "$step" = prepare ]; then
+  root=$(git rev-parse --show-toplevel) && cd "$root" || exit 1
+  grep -qxF "/.devwheels/" .git/info/exclude || echo "/.devwheels/" >> .git/info/exclude
+  rm -rf .devwheels && mkdir -p .devwheels/small .devwheels/unpack || exit 1
+  plat=(--only-binary=:all: --python-version 3.12 --implementation cp --platform manylinux_2_28_x86_64
+        --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64)
+  python3 -m pip download -q --no-deps "${plat[@]}" -d .devwheels/unpack "onnxruntime-gpu==${ORT_VERSION:-1.31.1}" &&
+  python3 -m pip download -q --no-deps "${plat[@]}" -d .devwheels/small meson-python pyproject-metadata || exit 1
+  (cd .devwheels/unpack && python3 -m zipfile -e onnxruntime_gpu-*.whl . && rm -f ./*.whl \
+     onnxruntime/capi/libonnxruntime_providers_tensorrt.so && tar -cf - . | xz -T0 -6 > ../ort.tar.xz) || exit 1
+  (cd .devwheels && split -b 52000000 -a 1 ort.tar.xz xz- && rm -rf ort.tar.xz unpack)
+  cp "$0" .devwheels/small/gpu_check.sh
+  ls -la .devwheels; exit 0
+fi
+OUT=${OUT:-/tmp/gpu-check-out}; mkdir -p "$OUT"
+export PYTHONUNBUFFERED=1
+py=python3 site=/tmp/site root=$(pwd)
+t0=$(date +%s); at() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+if [ ! -f $site/.ok ]; then
+  mkdir -p $site && $py -m pip install -q --no-index --no-deps --target $site .devwheels/small/*.whl || exit 1
+  if ls /tmp/dw/xz-* >/dev/null 2>&1; then
+    cat /tmp/dw/xz-* | $py -c "import sys, tarfile; tarfile.open(fileobj=sys.stdin.buffer, mode='r|xz').extractall('$site')" || exit 1
+  fi
+  touch $site/.ok; at "onnxruntime-gpu in $site"
+fi
+export PYTHONPATH=$site
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d '. ')
+$py -m pip install -q --no-build-isolation --no-deps -Cbuild-dir=/tmp/oc-build -Csetup-args=-Dcuda=enabled \
+  "-Csetup-args=-Dgpu_archs=$arch" . > "$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+at "built for sm_$arch"
+cd /tmp || exit 1  # the installed copy, not the source tree
+$py -c "import onnxruntime as o, ortcustom; print('onnxruntime', o.__version__, o.get_available_providers(), ortcustom.build_info())"
+T=$root/tests
+case $step in
+  test)
+    timeout 300 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 120 -n 8 $T/test_cuda.py > "$OUT/test.log" 2>&1
+    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -3 "$OUT/test.log" ;;
+  sanitize)  # one dtype and the error cases: every kernel, in the time one call has
+    timeout -s INT 400 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$OUT/memcheck.log" \
+      $py -m pytest -v --tb=short -p no:cacheprovider -k "float32 or searchsorted or bad_input or singular" \
+      $T/test_cuda.py > "$OUT/memcheck-tests.log" 2>&1
+    echo "rc $?"; grep -E "ERROR SUMMARY|Invalid" "$OUT/memcheck.log" | sort | uniq -c | head; tail -3 "$OUT/memcheck-tests.log" ;;
+  bench)
+    (cd "$root" && timeout 200 $py -m benchmarks --cuda --only cuda_inverse,cuda_group_norm --reps 5 \
+      --results "$OUT/bench.md" --plot /tmp/bench.png) > "$OUT/bench.log" 2>&1
+    echo "rc $?"; tail -30 "$OUT/bench.log" ;;
+  *) echo "unknown step $step"; exit 2 ;;
+esac
+at done
