@@ -51,8 +51,9 @@ $py -c "import onnxruntime as o, ortcustom; print('onnxruntime', o.__version__, 
 T=$root/tests
 case $step in
   test)
-    timeout 300 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 120 -n 8 $T/test_cuda.py > "$OUT/test.log" 2>&1
-    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -3 "$OUT/test.log" ;;
+    timeout 300 $py -m pytest -v --tb=short --durations=20 -p no:cacheprovider --timeout 120 -n 8 $T/test_cuda.py \
+      > "$OUT/test.log" 2>&1
+    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -25 "$OUT/test.log" ;;
   sanitize)  # one dtype and the error cases: every kernel, in the time one call has
     timeout -s INT 400 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$OUT/memcheck.log" \
       $py -m pytest -v --tb=short -p no:cacheprovider -k "float32 or searchsorted or bad_input or singular" \
