@@ -37,7 +37,6 @@ template <class T>
 int solve(oc::Context& ctx, const oc_ops::SolveTriangularArgs& s, const oc_parallel& par) {
   const int64_t n = s.n, k = s.k;
   const int64_t chunks = div_up(k, kChunk);
-  const double work = (double)(n * n) * (double)(k < kChunk ? k : kChunk);  // per chunk
   if (s.left && n >= kShareN && chunks > 1) {  // matrix by matrix, its chunks sharing A packed once
     void* packed = nullptr;
     if (int rc = ctx.scratch((size_t)oc_solve_triangular_packed_size(n, s.upper) * sizeof(T), &packed)) return rc;
@@ -60,6 +59,7 @@ int solve(oc::Context& ctx, const oc_ops::SolveTriangularArgs& s, const oc_paral
     return OC_OK;
   }
   const int64_t units = s.batch.count * chunks;
+  const double work = (double)(n * n) * (double)(k < kChunk ? k : kChunk);  // per chunk
   const int64_t nt = num_tasks(units, work, 1 << 17, 1024);
   auto task = [&](size_t t) {
     int64_t u0, u1;
