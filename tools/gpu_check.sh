@@ -53,7 +53,13 @@ case $step in
   test)
     timeout 300 $py -m pytest -v --tb=short --durations=20 -p no:cacheprovider --timeout 120 -n 8 $T/test_cuda.py \
       > "$OUT/test.log" 2>&1
-    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -25 "$OUT/test.log" ;;
+    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -25 "$OUT/test.log"
+    # the GPU cases of other files: device arrays in direct calls, CuPy Python ops, the providers'
+    # fallbacks (names with cuda, cupy, gpu or device)
+    timeout 150 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 60 -n 8 -k "cuda or cupy or gpu or device" \
+      $T/test_kernels_direct.py $T/test_python_ops.py $T/test_contrib_group_norm.py $T/test_string_tensors.py \
+      $T/test_torch_ops.py > "$OUT/test-more.log" 2>&1
+    echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test-more.log" | head -20; tail -3 "$OUT/test-more.log" ;;
   sanitize)  # one dtype and the error cases: every kernel, in the time one call has
     timeout -s INT 400 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$OUT/memcheck.log" \
       $py -m pytest -v --tb=short -p no:cacheprovider -k "float32 or searchsorted or bad_input or singular" \
