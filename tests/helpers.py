@@ -1,10 +1,12 @@
 """Shared helpers for the tests: sessions of one-node models, test matrices, process checks."""
+import ctypes
 import os
 import shutil
 import subprocess
 import sys
 import threading
 import warnings
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
@@ -231,3 +233,15 @@ def within_limit(fn, *args, limit_s=300):
     t.join(limit_s)
     assert not t.is_alive(), f"{fn.__name__}{args} did not return within {limit_s} s (a deadlock)"
     return out[0]
+
+
+def runner_library(tmp_path_factory, kernel_source, native_name):
+    """ctypes' handle on kernels/cpu/<kernel_source> built with tests/native/<native_name>.cpp (its
+    entries under the runners of tests/native/runners.h), the ISA dispatch and the serial runner:
+    what the runner tests load (threads on, optimized)."""
+    repo = Path(__file__).resolve().parent.parent
+    cpu = repo / "kernels" / "cpu"
+    so = compile_kernels([cpu / kernel_source, cpu / "isa.cpp", cpu / "serial_for.cpp",
+                          repo / "tests" / "native" / f"{native_name}.cpp"],
+                         tmp_path_factory.mktemp("runners") / f"{native_name}.so", "-pthread", "-O2")
+    return ctypes.CDLL(str(so))

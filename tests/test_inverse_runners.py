@@ -5,25 +5,18 @@ which run them on the calling thread in order or backwards, one at a time each o
 own, or on a few threads at once (one of them late). Under each: the same bits as with no runner,
 the inverse, no deadlock (each call in a thread given a time limit)."""
 import ctypes
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import assert_inverse, compile_kernels, row_cycled, well_conditioned, within_limit
+from helpers import assert_inverse, row_cycled, runner_library, well_conditioned, within_limit
 
 from ortcustom import kernels
-
-REPO = Path(__file__).resolve().parent.parent
-CPU = REPO / "kernels" / "cpu"
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    so = compile_kernels([CPU / "inverse.cpp", CPU / "isa.cpp", CPU / "serial_for.cpp",
-                          REPO / "tests" / "native" / "inverse_runners.cpp"],
-                         tmp_path_factory.mktemp("runners") / "inverse_runners.so", "-pthread", "-O2")
-    lib = ctypes.CDLL(str(so))
+    lib = runner_library(tmp_path_factory, "inverse.cpp", "inverse_runners")
     lib.team_check.argtypes = [ctypes.c_int] * 3
     for name in ("inverse_f32_with", "inverse_f64_with"):
         getattr(lib, name).argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,

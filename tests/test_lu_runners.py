@@ -6,26 +6,20 @@ thread in order or backwards, one at a time each on a thread of its own, a few t
 of them late). Under each: the same bits as with no runner, factors that reproduce P A, and no
 deadlock (each call in a thread given a time limit)."""
 import ctypes
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from helpers import compile_kernels, row_cycled, within_limit
+from helpers import row_cycled, runner_library, within_limit
 
 from ortcustom import kernels
 
-REPO = Path(__file__).resolve().parent.parent
-CPU = REPO / "kernels" / "cpu"
 P = ctypes.c_void_p
 
 
 @pytest.fixture(scope="module")
 def lib(tmp_path_factory):
-    so = compile_kernels([CPU / "solve.cpp", CPU / "isa.cpp", CPU / "serial_for.cpp",
-                          REPO / "tests" / "native" / "lu_runners.cpp"],
-                         tmp_path_factory.mktemp("runners") / "lu_runners.so", "-pthread", "-O2")
-    lib = ctypes.CDLL(str(so))
+    lib = runner_library(tmp_path_factory, "solve.cpp", "lu_runners")
     for name in ("lu_f32_with", "lu_f64_with"):
         getattr(lib, name).argtypes = [ctypes.c_int, P, P, P, P, ctypes.c_int64, ctypes.c_int64]
     lib.slogdet_f64_with.argtypes = [ctypes.c_int, P, P, P, P, P, P, ctypes.c_int64, ctypes.c_int64]
