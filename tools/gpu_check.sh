@@ -17,6 +17,7 @@
 set -uo pipefail
 step=${1:?prepare, test, sanitize or bench}
 if [ "$step" = prepare ]; then
+  self=$(readlink -f "$0")  # (before the cd below: $0 may be relative)
   root=$(git rev-parse --show-toplevel) && cd "$root" || exit 1
   grep -qxF "/.devwheels/" .git/info/exclude || echo "/.devwheels/" >> .git/info/exclude
   rm -rf .devwheels && mkdir -p .devwheels/small .devwheels/unpack || exit 1
@@ -27,7 +28,7 @@ if [ "$step" = prepare ]; then
   (cd .devwheels/unpack && python3 -m zipfile -e onnxruntime_gpu-*.whl . && rm -f ./*.whl \
      onnxruntime/capi/libonnxruntime_providers_tensorrt.so && tar -cf - . | xz -T0 -6 > ../ort.tar.xz) || exit 1
   (cd .devwheels && split -b 52000000 -a 1 ort.tar.xz xz- && rm -rf ort.tar.xz unpack)
-  cp "$0" .devwheels/small/gpu_check.sh
+  cp "$self" .devwheels/small/gpu_check.sh
   ls -la .devwheels; exit 0
 fi
 OUT=${OUT:-/tmp/gpu-check-out}; mkdir -p "$OUT"
