@@ -409,7 +409,8 @@ def test_solve_on_gpu_matches_the_cpu_kernel(dtype, left, a_shape, b_shape):
 def test_solve_ex_and_slogdet_on_gpu_info_sign_and_inf():
     a = np.random.default_rng(0).standard_normal((4, 5, 5))
     a[1] = 0.0
-    a[3, 2] = a[3, 0]
+    a[3, 2] = a[3, 0]  # equal rows (Solve's exact zero) and columns (Slogdet's, on A^T)
+    a[3, :, 2] = a[3, :, 0]
     b = np.ones((4, 5, 2))
     x, info = kernels.solve_ex(cp.asarray(a), cp.asarray(b))
     np.testing.assert_array_equal(cp.asnumpy(info), kernels.solve_ex(a, b)[1])

@@ -65,11 +65,12 @@ def test_lu_has_the_same_bits_under_every_runner(lib, dtype, n, batch):
 
 
 def test_slogdet_and_a_zero_pivot_under_every_runner(lib):
-    """Two equal rows cancel exactly under every runner (info names the step, sign 0); the
-    determinant's bits are those of the library's own build (kernels.slogdet)."""
+    """Two equal rows (and columns) cancel exactly under every runner (info names the step; slogdet,
+    on A^T, sign 0); the determinant's bits are those of the library's own build (kernels.slogdet)."""
     rng = np.random.default_rng(5)
     a = rng.standard_normal((2, 300, 300))
     a[1, 250] = a[1, 9]
+    a[1, :, 250] = a[1, :, 9]  # (row 250 stays row 9)
     want_sign, want_logabs = kernels.slogdet(a)
     assert want_sign[1] == 0 and want_logabs[1] == -np.inf
     np.testing.assert_allclose(want_logabs[0], np.linalg.slogdet(a[0])[1], rtol=1e-10)

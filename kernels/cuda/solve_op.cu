@@ -1,7 +1,7 @@
 // Solve, SolveEx and Slogdet on CUDA, as ortcustom kernels (ortcustom/kernel.h): one thread per
 // matrix of A factors it (getrf's unblocked loop, as the CPU's small path) into scratch; then one
 // thread per right-hand side (a column of X for A X = B, a row for vectors and X A = B, on A's
-// transposed factors) solves it, or one thread per matrix reads the determinant off U. Batch
+// transposed factors) solves it, or one thread per matrix reads the determinant off U (of A^T, as the CPU's). Batch
 // broadcasting as the CPU entry; on the host's stream, nothing synchronized. Solve cannot check for
 // a singular matrix without a synchronization: its X is then inf/NaN (SolveEx reports it in info).
 // Built for the batched small matrices of robotics and vision; a large single matrix gets one thread.
@@ -176,8 +176,8 @@ int slogdet_cuda(oc::Context& ctx) {
     if (cudaError_t e = oc_cuda::device_info(&dev)) return oc_cuda::failed(ctx, e);
     T* lu = nullptr;
     int32_t* piv = nullptr;
-    if (s.n > 0)
-      if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.batch, s.n, false, nullptr, &lu, &piv, dev)) return rc;
+    if (s.n > 0)  // A^T's factors, as the CPU kernel's (solve.cpp: which equal lines give an exact zero)
+      if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.batch, s.n, true, nullptr, &lu, &piv, dev)) return rc;
     slogdet_kernel<T><<<grid(s.batch, dev), kThreads, 0, static_cast<cudaStream_t>(ctx.stream())>>>(
         lu, piv, s.batch, s.n, static_cast<T*>(s.sign), static_cast<T*>(s.logabs));
     if (cudaError_t e = cudaGetLastError()) return oc_cuda::failed(ctx, e);

@@ -115,7 +115,7 @@ def _reference_slogdet(A):
     if A.size == 0:
         shape = A.shape[:-2]
         return np.ones(shape, A.dtype) if n == 0 else np.zeros(shape, A.dtype), np.zeros(shape, A.dtype)
-    lu, piv, _ = _lu(A)
+    lu, piv, _ = _lu(np.swapaxes(A, -1, -2))  # A^T's factors, as the kernel's (and torch's)
     d = np.diagonal(lu, axis1=-2, axis2=-1)
     swaps = (piv != np.arange(n)).sum(-1) % 2
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -169,7 +169,8 @@ Slogdet = Op(
     reference=_reference_slogdet,
     torch="ortcustom::slogdet",
     doc="(sign, logabsdet) of the determinant of each matrix in A's last two dims (A: (*, N, N)), as "
-        "torch.linalg.slogdet: det = sign * exp(logabsdet), from the LU factorization with partial pivoting. A "
+        "torch.linalg.slogdet: det = sign * exp(logabsdet), from the LU factorization with partial pivoting of A^T "
+        "(as torch's: two equal columns give an exact zero pivot). A "
         "singular matrix: sign 0, logabsdet -inf; a NaN in the matrix: sign 0, logabsdet NaN; N = 0: sign 1, "
         "logabsdet 0. float and double.",
 )
