@@ -31,14 +31,15 @@ void oc_lu_solve_f32(const float* lu, const int32_t* piv, const float* b, float*
 void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, double* x, const int64_t* a_index,
                      const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par);
 
-/* oc_lu and oc_lu_solve fused, for n <= OC_LU_FUSED_MAX_N and no broadcast (block m of b and x with
-   matrix m of a): each matrix factored and solved while in cache, its factors never stored; info
-   as oc_lu's. */
+/* oc_lu and oc_lu_solve fused, for no broadcast (block m of b and x with matrix m of a) and either
+   n <= OC_LU_FUSED_MAX_N (each matrix factored and solved while in cache) or count 1 (factored into
+   a working copy and solved from it): the factors never stored; info as oc_lu's. Returns 0, or
+   OC_OUT_OF_MEMORY (count 1 only) when the working copy could not be allocated: nothing written. */
 #define OC_LU_FUSED_MAX_N 8
-void oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
-                            int64_t k, bool rows, bool transpose, oc_parallel par);
-void oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
-                            int64_t k, bool rows, bool transpose, oc_parallel par);
+int oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
+                           int64_t k, bool rows, bool transpose, oc_parallel par);
+int oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
+                           int64_t k, bool rows, bool transpose, oc_parallel par);
 
 /* sign and log|det| of `count` n x n matrices a (either output may be NULL), as torch.linalg.slogdet
    (a zero pivot: sign 0, logabsdet -inf; NaN: sign 0, logabsdet NaN); n >= 1. lu, piv, info: scratch

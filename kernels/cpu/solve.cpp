@@ -11,7 +11,8 @@
 // steps); as rows (one vector per row: vectors, and X A = B on A's transposed factors), forward and
 // back substitution by dot products of contiguous rows of the factors (by axpys down their columns
 // when column-major). n <= 8 with no broadcast: each matrix is factored and solved (or its
-// determinant read off) in one pass while in cache, its factors never stored.
+// determinant read off) in one pass while in cache, its factors never stored; a single matrix is
+// solved from its working copy (the factors not copied out).
 // Determinants: of A^T's factors (a straight copy in), one log per matrix (a mantissa and exponent
 // product: no overflow, no underflow).
 //
@@ -105,15 +106,15 @@ void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t
 }
 void oc_lu_solve_f32(const float* lu, const int32_t* piv, const float* b, float* x, const int64_t* a_index,
                      const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, solve<float>, lu, piv, b, x, a_index, b_index, count, n, k, rows, par);
+  OC_ISA_CALL(oc::lu, solve<float>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, par);
 }
-void oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
-                            int64_t k, bool rows, bool transpose, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, factor_solve<float>, a, b, x, info, count, n, k, rows, transpose, par);
+int oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
+                           int64_t k, bool rows, bool transpose, oc_parallel par) {
+  return OC_ISA_CALL(oc::lu, factor_solve<float>, a, b, x, info, count, n, k, rows, transpose, par);
 }
-void oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
-                            int64_t k, bool rows, bool transpose, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, factor_solve<double>, a, b, x, info, count, n, k, rows, transpose, par);
+int oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
+                           int64_t k, bool rows, bool transpose, oc_parallel par) {
+  return OC_ISA_CALL(oc::lu, factor_solve<double>, a, b, x, info, count, n, k, rows, transpose, par);
 }
 void oc_lu_slogdet_f32(const float* a, float* lu, int32_t* piv, int32_t* info, float* sign, float* logabs,
                        int64_t count, int64_t n, oc_parallel par) {
@@ -125,7 +126,7 @@ void oc_lu_slogdet_f64(const double* a, double* lu, int32_t* piv, int32_t* info,
 }
 void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, double* x, const int64_t* a_index,
                      const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, solve<double>, lu, piv, b, x, a_index, b_index, count, n, k, rows, par);
+  OC_ISA_CALL(oc::lu, solve<double>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, par);
 }
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
@@ -286,10 +287,11 @@ static void factor_one(T* w, int64_t n, int32_t* piv, int32_t* info) {
   }
 }
 
-// The factors of n <= kSmall row-major, larger ones column-major (factor_large): lu_at reads either.
+// The factors of n <= kSmall row-major, larger ones column-major (factor_large), ld apart: lu_at
+// reads either.
 template <class T>
-static OC_ALWAYS_INLINE T lu_at(const T* f, int64_t n, int64_t i, int64_t j) {
-  return n > kSmall ? f[j * n + i] : f[i * n + j];
+static OC_ALWAYS_INLINE T lu_at(const T* f, int64_t ld, int64_t n, int64_t i, int64_t j) {
+  return n > kSmall ? f[j * ld + i] : f[i * ld + j];
 }
 
 // diag_only: of the factors of a large matrix (n > kSmall) only U's diagonal is stored, in its first n
@@ -330,18 +332,20 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
 // w columns of x (row-major, k apart; already row-swapped) solved with the column-major factors
 // of a large matrix (n > kSmall) through xc, a column-major copy (ldx apart), L then U (trsm.inc).
 template <class T>
-static void solve_cols_large(const T* lu, T* x, int64_t k, T* xc, int64_t ldx, T* t, int64_t wp, int64_t n, int64_t w) {
+static void solve_cols_large(const T* lu, int64_t ld, T* x, int64_t k, T* xc, int64_t ldx, T* t, int64_t wp, int64_t n,
+                             int64_t w) {
   for (int64_t i = 0; i < n; ++i)
     for (int64_t c = 0; c < w; ++c) xc[c * ldx + i] = x[i * k + c];
-  tri_left(lu, n, 0, n, true, true, xc, ldx, w, t, wp);
-  tri_left(lu, n, 0, n, false, false, xc, ldx, w, t, wp);
+  tri_left(lu, ld, 0, n, true, true, xc, ldx, w, t, wp);
+  tri_left(lu, ld, 0, n, false, false, xc, ldx, w, t, wp);
   for (int64_t i = 0; i < n; ++i)
     for (int64_t c = 0; c < w; ++c) x[i * k + c] = xc[c * ldx + i];
 }
 
-// Columns [c0, c1) of one n x k block x (holding B): the row swaps, then L, then U.
+// Columns [c0, c1) of one n x k block x (holding B): the row swaps, then L, then U (the factors ld apart).
 template <class T>
-static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t k, int64_t c0, int64_t c1) {
+static void solve_cols(const T* lu, int64_t ld, const int32_t* piv, T* x, int64_t n, int64_t k, int64_t c0,
+                       int64_t c1) {
   const int64_t w = c1 - c0;
   for (int64_t i = 0; i < n; ++i)
     if (piv[i] != i) {
@@ -357,39 +361,39 @@ static void solve_cols(const T* lu, const int32_t* piv, T* x, int64_t n, int64_t
     const int64_t ldx = padded_stride<T>(n), wp = tri_left_wp<T>(w);
     T* xc = (T*)malloc((size_t)(ldx * w + kTriLeaf * wp) * sizeof(T));
     if (xc) {
-      solve_cols_large(lu, x + c0, k, xc, ldx, xc + ldx * w, wp, n, w);
+      solve_cols_large(lu, ld, x + c0, k, xc, ldx, xc + ldx * w, wp, n, w);
       free(xc);
       return;
     }
     for (int64_t j = 0; j + 1 < n; ++j) {  // without memory: down the factors' columns, by rows of x
       const T* xj = x + j * k + c0;
-      const T* lj = lu + j * n;
+      const T* lj = lu + j * ld;
       for (int64_t i = j + 1; i < n; ++i) axpy_sub(x + i * k + c0, xj, lj[i], w);
     }
     for (int64_t j = n - 1; j >= 0; --j) {
       T* xj = x + j * k + c0;
-      const T d = lu[j * n + j];
+      const T d = lu[j * ld + j];
       for (int64_t c = 0; c < w; ++c) xj[c] /= d;
-      const T* uj = lu + j * n;
+      const T* uj = lu + j * ld;
       for (int64_t i = 0; i < j; ++i) axpy_sub(x + i * k + c0, xj, uj[i], w);
     }
     return;
   }
   for (int64_t i = 1; i < n; ++i) {
     T* xi = x + i * k + c0;
-    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, n, i, j), w);
+    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, ld, n, i, j), w);
   }
   for (int64_t i = n - 1; i >= 0; --i) {
     T* xi = x + i * k + c0;
-    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, n, i, j), w);
-    const T d = lu[i * n + i];
+    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, ld, n, i, j), w);
+    const T d = lu[i * ld + i];
     for (int64_t c = 0; c < w; ++c) xi[c] /= d;
   }
 }
 
-// One right-hand side vector x (n, holding b), in place.
+// One right-hand side vector x (n, holding b), in place (the factors ld apart).
 template <class T>
-static void solve_vec(const T* lu, const int32_t* piv, T* x, int64_t n) {
+static void solve_vec(const T* lu, int64_t ld, const int32_t* piv, T* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
     if (piv[i] != i) {
       const T t = x[i];
@@ -397,20 +401,22 @@ static void solve_vec(const T* lu, const int32_t* piv, T* x, int64_t n) {
       x[piv[i]] = t;
     }
   if (n > kSmall) {  // column-major factors: column sweeps
-    for (int64_t j = 0; j + 1 < n; ++j) axpy_sub(x + j + 1, lu + j * n + j + 1, x[j], n - j - 1);
+    for (int64_t j = 0; j + 1 < n; ++j) axpy_sub(x + j + 1, lu + j * ld + j + 1, x[j], n - j - 1);
     for (int64_t j = n - 1; j >= 0; --j) {
-      x[j] /= lu[j * n + j];
-      axpy_sub(x, lu + j * n, x[j], j);
+      x[j] /= lu[j * ld + j];
+      axpy_sub(x, lu + j * ld, x[j], j);
     }
     return;
   }
-  for (int64_t i = 1; i < n; ++i) x[i] -= dot(lu + i * n, x, i);
-  for (int64_t i = n - 1; i >= 0; --i) x[i] = (x[i] - dot(lu + i * n + i + 1, x + i + 1, n - 1 - i)) / lu[i * n + i];
+  for (int64_t i = 1; i < n; ++i) x[i] -= dot(lu + i * ld, x, i);
+  for (int64_t i = n - 1; i >= 0; --i)
+    x[i] = (x[i] - dot(lu + i * ld + i + 1, x + i + 1, n - 1 - i)) / lu[i * ld + i];
 }
 
+// ld: the factors' leading dimension (n, or the padded working copy's; matrices ld * n apart).
 template <class T>
-void solve(const T* lu, const int32_t* piv, const T* b, T* x, const int64_t* a_index, const int64_t* b_index,
-           int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
+void solve(const T* lu, int64_t ld, const int32_t* piv, const T* b, T* x, const int64_t* a_index,
+           const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
   const int64_t nn = n * n, nk = n * k;
   const int64_t chunk = rows ? int64_t{16} : int64_t{kChunk};  // vectors (rows) or columns per unit
   const int64_t chunks = div_up(k, chunk);
@@ -423,21 +429,21 @@ void solve(const T* lu, const int32_t* piv, const T* b, T* x, const int64_t* a_i
       const int64_t m = u / chunks, c = u % chunks;
       const int64_t lo = c * chunk, hi = lo + chunk < k ? lo + chunk : k;
       const int64_t ia = a_index ? a_index[m] : m, ib = b_index ? b_index[m] : m;
-      const T* f = lu + ia * nn;
+      const T* f = lu + ia * ld * n;
       const int32_t* p = piv + ia * n;
       const T* bm = b + ib * nk;
       T* xm = x + m * nk;
       if (rows) {
         for (int64_t r = lo; r < hi; ++r) {
           memcpy(xm + r * n, bm + r * n, (size_t)n * sizeof(T));
-          solve_vec(f, p, xm + r * n, n);
+          solve_vec(f, ld, p, xm + r * n, n);
         }
       } else if (k == 1) {  // one column: contiguous, the vector's steps
         memcpy(xm, bm, (size_t)n * sizeof(T));
-        solve_vec(f, p, xm, n);
+        solve_vec(f, ld, p, xm, n);
       } else {
         for (int64_t i = 0; i < n; ++i) memcpy(xm + i * k + lo, bm + i * k + lo, (size_t)(hi - lo) * sizeof(T));
-        solve_cols(f, p, xm, n, k, lo, hi);
+        solve_cols(f, ld, p, xm, n, k, lo, hi);
       }
     }
   };
@@ -487,13 +493,38 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
     if (rows)
       for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N>(w, piv, xm + r * N);
     else
-      solve_cols(w, piv, xm, N, k, 0, k);
+      solve_cols(w, N, piv, xm, N, k, 0, k);
   }
 }
 
+// One matrix (n > OC_LU_FUSED_MAX_N, no broadcast): factored into a padded working copy and solved
+// from it, the factors never copied out (nor given fresh scratch: at n = 1024 float the copy and the
+// scratch's page faults were ~5% of a direct call). false: no memory for the working copy.
 template <class T>
-void factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int64_t n, int64_t k, bool rows,
-                  bool transpose, oc_parallel par) {
+static bool factor_solve_one(const T* a, const T* b, T* x, int32_t* info, int64_t n, int64_t k, bool rows,
+                             bool transpose, oc_parallel par) {
+  const int64_t ld = n > kSmall ? padded_stride<T>(n) : n;
+  const size_t elems = (size_t)(ld * n);
+  const LuScratch scratch(elems * sizeof(T) + (size_t)n * sizeof(int32_t), true);
+  T* w = scratch.get<T>();
+  if (w == nullptr) return false;
+  int32_t* piv = (int32_t*)(w + elems);
+  *info = 0;
+  if (n > kSmall) {
+    factor_large(a, (T*)nullptr, piv, info, n, transpose, w, par, kMaxInnerTasks);
+  } else {
+    load_matrix(a, w, n, transpose);
+    factor_one(w, n, piv, info);
+  }
+  solve(w, ld, piv, b, x, (const int64_t*)nullptr, (const int64_t*)nullptr, 1, n, k, rows, par);
+  return true;
+}
+
+template <class T>
+int factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int64_t n, int64_t k, bool rows,
+                 bool transpose, oc_parallel par) {
+  if (n > OC_LU_FUSED_MAX_N)  // a single matrix (lu.h)
+    return factor_solve_one(a, b, x, info, n, k, rows, transpose, par) ? 0 : OC_OUT_OF_MEMORY;
   const int64_t nt = num_tasks(count, (double)n * n * (n + k), 1 << 15, 1024);
   auto task = [&](size_t t) {
     int64_t m0, m1;
@@ -509,6 +540,7 @@ void factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, in
     }
   };
   parallel_for(par, (size_t)nt, task);
+  return 0;
 }
 
 // sign and log|det| of one factored matrix: one log (the product of |U's diagonal| kept as a

@@ -63,20 +63,24 @@ int solve_common(oc::Context& ctx, bool ex) {
     } else {
       const bool rows = s.vector || !s.left;  // one right-hand side per row of the block
       const oc_parallel par = oc_cpu::pool(ctx);
-      if (s.x != nullptr && s.n <= OC_LU_FUSED_MAX_N && s.a_count == s.batch.count && s.b_count == s.batch.count) {
-        int32_t* info = s.info;  // small matrices, no broadcast: factored and solved in one pass
+      // no broadcast and small matrices or a single one: factored and solved in one pass (lu.h)
+      if (s.x != nullptr && (s.n <= OC_LU_FUSED_MAX_N || s.a_count == 1) && s.a_count == s.batch.count &&
+          s.b_count == s.batch.count) {
+        int32_t* info = s.info;
         if (info == nullptr) {
           void* p = nullptr;
           if (int rc = ctx.scratch((size_t)s.a_count * sizeof(int32_t), &p)) return rc;
           info = static_cast<int32_t*>(p);
         }
+        int rc;
         if constexpr (std::is_same_v<T, double>)
-          oc_lu_factor_solve_f64(static_cast<const double*>(s.a), static_cast<const double*>(s.b),
-                                 static_cast<double*>(s.x), info, s.a_count, s.n, s.k, rows, !s.left, par);
+          rc = oc_lu_factor_solve_f64(static_cast<const double*>(s.a), static_cast<const double*>(s.b),
+                                      static_cast<double*>(s.x), info, s.a_count, s.n, s.k, rows, !s.left, par);
         else
-          oc_lu_factor_solve_f32(static_cast<const float*>(s.a), static_cast<const float*>(s.b),
-                                 static_cast<float*>(s.x), info, s.a_count, s.n, s.k, rows, !s.left, par);
-        return ex ? OC_OK : singular(ctx, info, s.a_count);
+          rc = oc_lu_factor_solve_f32(static_cast<const float*>(s.a), static_cast<const float*>(s.b),
+                                      static_cast<float*>(s.x), info, s.a_count, s.n, s.k, rows, !s.left, par);
+        if (rc == OC_OK) return ex ? OC_OK : singular(ctx, info, s.a_count);
+        // no memory for the working copy: the factors into the op's scratch below
       }
       Factors f;
       if (int rc = factor(ctx, dtype, s.a, s.a_count, s.n, !s.left, s.info, &f)) return rc;
