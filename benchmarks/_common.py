@@ -2,14 +2,15 @@
 peer as a zero-argument callable, the goals, and the timer.
 
 Ours is an ORT session with ortcustom's op (domain `ortcustom`), `session.run` on NumPy inputs,
-2 intra-op threads. CPU peers: ORT's built-ins (com.microsoft Inverse in a session without
+THREADS intra-op threads. CPU peers: ORT's built-ins (com.microsoft Inverse in a session without
 ortcustom; GroupNormalization opset 21, scale and bias of shape (C,)), onnxruntime-extensions'
-ai.onnx.contrib Inverse (2-D float32 only), NumPy, torch -- every one limited to 2 threads.
+ai.onnx.contrib Inverse (2-D float32 only), NumPy, torch -- every one limited to THREADS threads.
+THREADS: 2, or ORTCUSTOM_BENCH_THREADS (the runner's --threads sets it).
 `ours_direct` (`ortcustom.kernels.*`, on OpenMP's pool of `kernels.threads()` threads, no ORT) is an extra row, for information.
 
-Thread limits: torch.set_num_threads(2); NumPy's BLAS (and any other BLAS/OpenMP pool loaded) via
-threadpoolctl.threadpool_limits(2) if threadpoolctl is installed, else OPENBLAS_NUM_THREADS,
-OMP_NUM_THREADS, MKL_NUM_THREADS = 2, set here when NumPy is not imported yet (the runner imports
+Thread limits: torch.set_num_threads(THREADS); NumPy's BLAS (and any other BLAS/OpenMP pool loaded)
+via threadpoolctl.threadpool_limits(THREADS) if threadpoolctl is installed, else OPENBLAS_NUM_THREADS,
+OMP_NUM_THREADS, MKL_NUM_THREADS = THREADS, set here when NumPy is not imported yet (the runner imports
 this module before NumPy). `THREAD_LIMITS` says which took effect.
 """
 from __future__ import annotations
@@ -22,7 +23,10 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-THREADS = 2
+THREADS_ENV = "ORTCUSTOM_BENCH_THREADS"
+THREADS = int(os.environ.get(THREADS_ENV) or 2)
+if THREADS < 1:
+    raise ValueError(f"{THREADS_ENV}={os.environ[THREADS_ENV]!r}: a thread count must be >= 1")
 _ENV_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 if importlib.util.find_spec("threadpoolctl") is None:
     if "numpy" not in sys.modules:

@@ -8,8 +8,9 @@ repetitions after warm-up; a table of times and ratios (ours / peer) and the goa
 
 Options: --plot PATH, --results PATH (RESULTS.md), --reps N, --only GROUP[,GROUP] (inverse,
 group_norm, contrib_group_norm, torch_op_inverse, torch_op_group_norm, dispatch, cuda_inverse,
-cuda_group_norm), --python-ops (append benchmarks/python_ops.py). The header names the instruction-set
-pass the CPU kernels ran (ORTCUSTOM_ISA=baseline|avx2|avx512 caps it).
+cuda_group_norm), --python-ops (append benchmarks/python_ops.py), --threads N (every impl's threads;
+default 2; a count other than 2 gets its own section of RESULTS.md, "<CPU kind>, N thread(s)"). The
+header names the instruction-set pass the CPU kernels ran (ORTCUSTOM_ISA=baseline|avx2|avx512 caps it).
 """
 from __future__ import annotations
 
@@ -25,6 +26,19 @@ import time
 if __package__ in (None, ""):  # python benchmarks/run.py
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "benchmarks"
+
+
+def _threads_into_env(argv: list[str]) -> None:
+    """--threads N, into the environment before _common is imported: it limits the BLAS pools by env
+    vars before NumPy is imported (main checks that the count took effect)."""
+    for i, arg in enumerate(argv):
+        if arg == "--threads" and i + 1 < len(argv):
+            os.environ["ORTCUSTOM_BENCH_THREADS"] = argv[i + 1]
+        elif arg.startswith("--threads="):
+            os.environ["ORTCUSTOM_BENCH_THREADS"] = arg.split("=", 1)[1]
+
+
+_threads_into_env(sys.argv[1:])
 
 from . import _common as C  # noqa: E402  (sets the BLAS thread env vars before NumPy, if needed)
 from . import machine  # noqa: E402
@@ -92,8 +106,8 @@ def environment(cpu: dict, peak: dict) -> list[tuple[str, str]]:
         ("CPU", machine.cpu_line(cpu)),
         ("machine", f"nproc {affinity} (os.cpu_count {os.cpu_count()}); {platform.machine()}, "
                     f"{platform.system()} {platform.release()}; load average {_loadavg()}"),
-        ("FMA peak", f"float32, measured now with the kernels' {cpu['isa']} loop: {peak[1] / 1e9:.0f} GFLOP/s on 1 thread, "
-                     f"{peak[C.THREADS] / 1e9:.0f} on {C.THREADS}"),
+        ("FMA peak", f"float32, measured now with the kernels' {cpu['isa']} loop: {peak[1] / 1e9:.0f} GFLOP/s on 1 thread"
+                     + (f", {peak[C.THREADS] / 1e9:.0f} on {C.THREADS}" if C.THREADS > 1 else "")),
         ("GPU", _gpu()),
         ("commit", f"{head or '?'}{dirty}"),
         ("versions", f"ortcustom {ortcustom.__version__} (CUDA build: {ortcustom.build_info()['cuda']}), "
@@ -300,7 +314,12 @@ def main(argv=None) -> int:
     p.add_argument("--only", help="comma-separated groups: inverse,group_norm,contrib_group_norm,torch_op_inverse,"
                                    "torch_op_group_norm,dispatch,cuda_inverse,cuda_group_norm")
     p.add_argument("--python-ops", action="store_true", help="also run benchmarks/python_ops.py's script")
+    p.add_argument("--threads", type=int, default=C.THREADS,
+                   help="threads of every impl (default 2; other counts get their own RESULTS.md section)")
     a = p.parse_args(argv)
+    if a.threads != C.THREADS:  # (main called with an argv other than the command line's)
+        p.error(f"--threads {a.threads}: the benchmarks were imported with {C.THREADS} threads; give --threads on "
+                f"the command line or set {C.THREADS_ENV}")
 
     reps = a.reps or (1 if a.quick else 15)
     warmup, min_time, settle = (1, 0.0005, 0.01) if a.quick else (2, 0.02, 0.15)
@@ -364,7 +383,8 @@ def main(argv=None) -> int:
 
         python_ops.main(0.05 if a.quick else 1.0)
 
-    plot_path = a.plot or (os.path.join(HERE, plot_name(cpu["kind"])) if a.full else
+    section = section_name(cpu["kind"], C.THREADS)
+    plot_path = a.plot or (os.path.join(HERE, plot_name(section)) if a.full else
                            os.path.join(tempfile.mkdtemp(prefix="ortcustom-bench-"), "ratios.png"))
     title = f"ortcustom: ours / peer ({'quick' if a.quick else 'full'}, {dict(env)['date']})"
     try:
@@ -375,7 +395,7 @@ def main(argv=None) -> int:
         print("plot: none (no matplotlib; pip install '.[bench]')")
     results_path = a.results or (os.path.join(HERE, "RESULTS.md") if a.full else None)
     if results_path:
-        write_results(results_path, plot_path, out, cpu["kind"])
+        write_results(results_path, plot_path, out, section)
         print(f"results: {results_path}")
     if errors:
         print("ERRORS:", *errors, sep="\n  ", file=sys.stderr)
@@ -384,9 +404,9 @@ def main(argv=None) -> int:
 
 
 _HEAD = ("# Benchmark results\n\n"
-         "One section per CPU kind: the last full run of the plain runner (`benchmarks/run.py`) on that kind, "
-         "pasted as it printed; not edited. A run replaces only its own CPU's section. Regenerate with "
-         "`python -m benchmarks --full` (from the repository root). A ratio compares impls run in one "
+         "One section per CPU kind (and thread count, where not 2): the last full run of the plain runner "
+         "(`benchmarks/run.py`) on that kind, pasted as it printed; not edited. A run replaces only its own "
+         "section. Regenerate with `python -m benchmarks --full [--threads N]` (from the repository root). A ratio compares impls run in one "
          "process on one machine: compare across sections only through the fractions of the FMA peak.\n")
 
 
@@ -400,13 +420,19 @@ def _sections(text: str) -> dict[str, str]:
     return out
 
 
+def section_name(kind: str, threads: int) -> str:
+    """RESULTS.md's section for a run on CPU `kind` with `threads` threads: the kind alone for the
+    default 2 threads."""
+    return kind if threads == 2 else f"{kind}, {threads} thread{'s' if threads > 1 else ''}"
+
+
 def plot_name(kind: str) -> str:
     """The PNG of a CPU kind's section: ratios-amd-epyc-zen-4.png."""
     return "ratios-" + "-".join("".join(ch if ch.isalnum() else " " for ch in kind.lower()).split()) + ".png"
 
 
 def write_results(path: str, plot_path: str | None, lines: list[str], kind: str) -> None:
-    """Writes this run as the section of CPU `kind` in `path`, keeping the other CPUs' sections."""
+    """Writes this run as the section `kind` (section_name) in `path`, keeping the other sections."""
     cmd = "python -m benchmarks " + " ".join(sys.argv[1:]) if sys.argv[1:] else "python -m benchmarks"
     rel = os.path.relpath(plot_path, os.path.dirname(os.path.abspath(path))) if plot_path else None
     try:

@@ -119,3 +119,28 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "spread = slowest / fastest rep" in text and "spread  note" in text
         assert "machine noise: a fixed FMA loop" in text and "machine noise at the end: spread" in text
     assert list(run._sections(res.read_text())) == [info["kind"]]
+
+
+def test_a_thread_count_other_than_two_gets_its_own_section(tmp_path):
+    """--threads 1: every impl on one thread (ORT's intra-op pool, torch, the BLAS pools), written as
+    the section "<kind>, 1 thread" beside the kind's 2-thread section, which stays."""
+    assert run.section_name("AMD EPYC Zen 4", 2) == "AMD EPYC Zen 4"
+    assert run.section_name("AMD EPYC Zen 4", 1) == "AMD EPYC Zen 4, 1 thread"
+    assert run.section_name("AMD EPYC Zen 4", 4) == "AMD EPYC Zen 4, 4 threads"
+    kind = machine.cpu_info()["kind"]
+    res = tmp_path / "R.md"
+    _write(res, kind, "the 2-thread run")
+    r = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--threads", "1", "--only", "dispatch",
+                        "--results", str(res), "--plot", str(tmp_path / "p.png")],
+                       cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-2000:]
+    sections = run._sections(res.read_text())
+    assert list(sections) == [kind, kind + ", 1 thread"]
+    assert "the 2-thread run" in sections[kind]
+    text = sections[kind + ", 1 thread"]
+    assert "threads: 1 for every CPU peer: ORT intra_op_num_threads=1; torch.set_num_threads(1)" in text
+    assert "GFLOP/s on 1 thread\n" in text  # (no second count)
+    bad = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--threads", "0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=600)
+    assert bad.returncode != 0 and "ORTCUSTOM_BENCH_THREADS='0': a thread count must be >= 1" in bad.stderr
+
