@@ -56,7 +56,8 @@ CASES = [((3, 3), (3, 2)), ((1, 1), (1, 1)), ((4, 4), (5, 4, 3)), ((6, 5, 5), (5
          ((200, 200), (200, 300)), ((2, 130, 130), (2, 130, 1)), ((0, 3, 3), (3, 2)), ((3, 3), (3, 0)),
          ((0, 0), (0, 4)), ((1000, 4, 4), (1000, 4, 4)),
          ((70, 70), (70, 17)), ((33, 33), (2, 33, 15)),  # blocked, a partial vector; by rows, groups of 4 and 1
-         ((130, 130), (3, 130, 140)), ((2, 150, 150), (2, 150, 272))]  # A packed once for a broadcast B; per matrix
+         ((130, 130), (3, 130, 140)), ((2, 150, 150), (2, 150, 272)),  # A packed once for a broadcast B; per matrix
+         ((45, 45), (45, 3)), ((2, 61, 61), (2, 61, 6))]  # few columns as dot products: blocks of 4 and 2 rows, a partial one
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

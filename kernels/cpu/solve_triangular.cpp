@@ -6,8 +6,10 @@
 // nearly all flops in the product of column_major.inc). No copy but B into X. The left case's
 // chunk of X's columns is a block of rows of X^T; the right case's chunk of X's rows, of columns.
 // The left case's chunks of one matrix may share F's blocks packed once (pack; else each product
-// packs its own). Fewer than kFewCols right-hand sides: plain substitution on each (A X = B: rows of X as vectors,
-// less A's rows' entries times the solved rows; X A = B: axpys along A's rows), the tiles would be mostly empty.
+// packs its own). Fewer than kFewCols right-hand sides: plain substitution on each, the tiles would be mostly
+// empty (A X = B: rows of X less A's rows' entries times the solved rows, as dot products of A's rows with
+// the solved rows packed a few rows per vector where w fills at most half a vector, else rows of X as
+// vectors; X A = B: axpys along A's rows).
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -83,18 +85,141 @@ static void rows_by_vectors(const T* a, T* x, int64_t n, int64_t k, int w, bool 
       s3 += a3[j] * xj;
     }
     const V acc[G] = {s0, s1, s2, s3};
+    V sol[G];  // the group's solved rows, from registers: a load of a row just stored (masked) waited
+               // for the store to reach the cache (1.6x the time at n = 256, 4 columns)
     for (int q = 0; q < g; ++q) {
       const int r = upper ? g - 1 - q : q;
       const int64_t i = r0 + r;
       V xi = vload_part(x + i * k, w) - acc[r];
       if (upper)
-        for (int64_t j = i + 1; j < r0 + g; ++j) xi -= ar[r][j] * vload_part(x + j * k, w);
+        for (int p = r + 1; p < g; ++p) xi -= ar[r][r0 + p] * sol[p];
       else
-        for (int64_t j = r0; j < i; ++j) xi -= ar[r][j] * vload_part(x + j * k, w);
+        for (int p = 0; p < r; ++p) xi -= ar[r][r0 + p] * sol[p];
       if (!unit) xi /= ar[r][i];
+      sol[r] = xi;
       vstore_part(x + i * k, xi, w);
     }
   }
+}
+
+// rows_by_vectors' job for w <= W / 2 columns, where its vectors would be mostly empty (and its
+// chains latency-bound: 1 cycle a term at n = 256, 4 columns): the solved rows' terms as dot
+// products, a vector holding J = W / R solved rows of R >= w columns (w rounded up to a power of
+// two; lane c J + t: column c of the block's row t), times A's row entries for those J rows
+// repeated R times: J R terms per multiply-add. The solved rows go into xp (zeroed, whole blocks
+// of J rows in the solve's order: rows 0, 1, .. for lower, n - 1, n - 2, .. for upper, each block's
+// rows ascending) as they are solved; the terms of the last partial block and of the group's own
+// rows as rows_by_vectors takes them. Each sum's order is fixed: no result depends on the threads.
+template <class T, int R>
+static void rows_by_dots(const T* a, const T* bx, T* x, int64_t n, int64_t k, int w, bool upper, bool unit, T* xp) {
+  typedef typename Vec<T>::type V;
+  typedef decltype(V{} > V{}) M;
+  enum { W = Vec<T>::W, J = W / R, G = 4 };
+  static_assert(J >= 2, "rows_by_dots: fewer than two rows per vector");
+  M rep, pick;  // lane l takes A's entry l % J; lane c takes the sum of segment c (lane c J)
+  for (int l = 0; l < W; ++l) {
+    rep[l] = l % J;
+    pick[l] = (l % R) * J;
+  }
+  for (int64_t q0 = 0; q0 < n; q0 += G) {
+    const int g = (int)(n - q0 < (int64_t)G ? n - q0 : (int64_t)G);
+    const int64_t r0 = upper ? n - q0 - g : q0;  // the group's rows [r0, r0 + g)
+    const T* ar[G];
+#pragma GCC unroll 4
+    for (int r = 0; r < G; ++r) ar[r] = a + (r0 + (r < g ? r : 0)) * n;
+    const int64_t blocks = q0 / J;  // whole blocks of solved rows
+    V e0 = {}, e1 = {}, e2 = {}, e3 = {}, o0 = {}, o1 = {}, o2 = {}, o3 = {};  // even and odd blocks' sums
+    auto coef = [&](const T* p) { return R == 1 ? vload<V>(p) : __builtin_shuffle(vload_part(p, J), rep); };
+    int64_t b = 0;
+    for (; b + 2 <= blocks; b += 2) {
+      const int64_t base0 = upper ? n - J * (b + 1) : J * b, base1 = upper ? base0 - J : base0 + J;
+      const V x0 = vload<V>(xp + b * W), x1 = vload<V>(xp + (b + 1) * W);
+      e0 += coef(ar[0] + base0) * x0;
+      e1 += coef(ar[1] + base0) * x0;
+      e2 += coef(ar[2] + base0) * x0;
+      e3 += coef(ar[3] + base0) * x0;
+      o0 += coef(ar[0] + base1) * x1;
+      o1 += coef(ar[1] + base1) * x1;
+      o2 += coef(ar[2] + base1) * x1;
+      o3 += coef(ar[3] + base1) * x1;
+    }
+    if (b < blocks) {
+      const int64_t base0 = upper ? n - J * (b + 1) : J * b;
+      const V x0 = vload<V>(xp + b * W);
+      e0 += coef(ar[0] + base0) * x0;
+      e1 += coef(ar[1] + base0) * x0;
+      e2 += coef(ar[2] + base0) * x0;
+      e3 += coef(ar[3] + base0) * x0;
+    }
+    V acc[G] = {e0 + o0, e1 + o1, e2 + o2, e3 + o3};
+#pragma GCC unroll 4
+    for (int r = 0; r < G; ++r) {  // each segment's J lanes summed into its first, then lane c <- segment c
+      V v = acc[r];
+      for (int h = J / 2; h >= 1; h /= 2) {
+        M flip;
+        for (int l = 0; l < W; ++l) flip[l] = l ^ h;
+        v += __builtin_shuffle(v, flip);
+      }
+      acc[r] = __builtin_shuffle(v, pick);
+    }
+    // the solved rows past the whole blocks (fewer than J), one vector of w lanes each
+    for (int64_t p = blocks * J; p < q0; ++p) {
+      const int64_t j = upper ? n - 1 - p : p;
+      const V xj = vload_part(x + j * k, w);
+#pragma GCC unroll 4
+      for (int r = 0; r < G; ++r) acc[r] += ar[r][j] * xj;
+    }
+    V sol[G];  // the group's solved rows, from registers
+    for (int q = 0; q < g; ++q) {
+      const int r = upper ? g - 1 - q : q;
+      const int64_t i = r0 + r;
+      V xi = vload_part(bx + i * k, w) - acc[r];
+      if (upper)
+        for (int p = r + 1; p < g; ++p) xi -= ar[r][r0 + p] * sol[p];
+      else
+        for (int p = 0; p < r; ++p) xi -= ar[r][r0 + p] * sol[p];
+      if (!unit) xi /= ar[r][i];
+      sol[r] = xi;
+      vstore_part(x + i * k, xi, w);
+      const int64_t pos = upper ? n - 1 - i : i, t = upper ? J - 1 - pos % J : pos % J;
+      T* slot = xp + (pos / J) * W + t;
+      for (int c = 0; c < w; ++c) slot[c * J] = xi[c];
+    }
+  }
+}
+
+// The columns per vector rows_by_dots takes w columns in (0: rows_by_vectors).
+template <class T>
+static int dots_r(int w) {
+  const int r = w <= 1 ? 1 : w <= 2 ? 2 : w <= 4 ? 4 : w <= 8 ? 8 : 16;
+  return r <= Vec<T>::W / 2 ? r : 0;
+}
+
+// A X = B for w < kFewCols columns (B's rows at bx, X's at x, k apart; they may be one): rows_by_dots
+// where it applies (xp on the stack up to kDotsStack elements, else from the heap; each row of B read
+// where it lies: a load of a row just copied waited for the copy's stores), else rows_by_vectors on X
+// holding B.
+template <class T>
+static void rows_few(const T* a, const T* bx, T* x, int64_t n, int64_t k, int w, bool upper, bool unit) {
+  enum : int64_t { kDotsStack = 4096 };
+  const int r = dots_r<T>(w);
+  const int64_t elems = div_up(n, Vec<T>::W / (r ? r : 1)) * Vec<T>::W;
+  alignas(64) T stack[kDotsStack];
+  T* xp = r == 0 ? nullptr : elems <= kDotsStack ? stack : (T*)malloc((size_t)elems * sizeof(T));
+  if (xp == nullptr) {
+    if (x != bx)
+      for (int64_t i = 0; i < n; ++i) memcpy(x + i * k, bx + i * k, (size_t)w * sizeof(T));
+    return rows_by_vectors(a, x, n, k, w, upper, unit);
+  }
+  memset(xp, 0, (size_t)elems * sizeof(T));
+  enum { H = Vec<T>::W / 2 };  // (dots_r never gives more: the min()s only keep every instantiation legal)
+  switch (r) {
+    case 1: rows_by_dots<T, 1>(a, bx, x, n, k, w, upper, unit, xp); break;
+    case 2: rows_by_dots<T, (2 < H ? 2 : H)>(a, bx, x, n, k, w, upper, unit, xp); break;
+    case 4: rows_by_dots<T, (4 < H ? 4 : H)>(a, bx, x, n, k, w, upper, unit, xp); break;
+    default: rows_by_dots<T, (8 < H ? 8 : H)>(a, bx, x, n, k, w, upper, unit, xp); break;
+  }
+  if (xp != stack) free(xp);
 }
 
 // X A = B for one row x of X (holding B's) by substitution: once x_i is known, the entries still
@@ -125,10 +250,8 @@ void solve(const T* a, const T* b, T* x, int64_t n, int64_t k, int64_t c0, int64
   const int64_t w = c1 - c0;
   if (w < kFewCols) {  // a few right-hand sides: substitution on each (the blocked solve's tiles would be mostly empty)
     if (left) {
-      if (x != b)
-        for (int64_t i = 0; i < n; ++i) memcpy(x + i * k + c0, b + i * k + c0, (size_t)w * sizeof(T));
       for (int64_t c = c0; c < c1; c += Vec<T>::W)
-        rows_by_vectors(a, x + c, n, k, (int)(c1 - c < (int64_t)Vec<T>::W ? c1 - c : (int64_t)Vec<T>::W), upper, unit);
+        rows_few(a, b + c, x + c, n, k, (int)(c1 - c < (int64_t)Vec<T>::W ? c1 - c : (int64_t)Vec<T>::W), upper, unit);
     } else {
       if (x != b) memcpy(x + c0 * n, b + c0 * n, (size_t)(w * n) * sizeof(T));
       for (int64_t r = c0; r < c1; ++r) row_by_axpys(a, x + r * n, n, upper, unit);
