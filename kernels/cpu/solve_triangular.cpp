@@ -85,8 +85,7 @@ static void rows_by_vectors(const T* a, T* x, int64_t n, int64_t k, int w, bool 
       s3 += a3[j] * xj;
     }
     const V acc[G] = {s0, s1, s2, s3};
-    V sol[G];  // the group's solved rows, from registers: a load of a row just stored (masked) waited
-               // for the store to reach the cache (1.6x the time at n = 256, 4 columns)
+    V sol[G];  // the group's solved rows, from registers (not reloaded from their masked stores)
     for (int q = 0; q < g; ++q) {
       const int r = upper ? g - 1 - q : q;
       const int64_t i = r0 + r;
