@@ -153,3 +153,22 @@ def test_concurrent_subtrees_and_row_chunks_give_the_same_bits(dtype):
                         np.testing.assert_array_equal(g, want[i])
         finally:
             kernels.set_threads(None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_matrix_checks_only_its_triangle_for_nan_and_inf(dtype):
+    """The triangle read is checked and copied in tasks over rows (U: rows from the diagonal, L: up to it): a
+    NaN or an infinity anywhere in it is an error, one outside it is never seen."""
+    a = rng.standard_normal((300, 300)).astype(dtype)
+    a = a + a.T
+    want = {uplo: kernels.eigvalsh(a, UPLO=uplo) for uplo in ("L", "U")}
+    for i, j in ((299, 0), (150, 149), (200, 17), (0, 0), (299, 299)):
+        for bad in (np.inf, -np.inf, np.nan):
+            for uplo, (r, c) in (("L", (i, j)), ("U", (j, i))):
+                b = a.copy()
+                b[r, c] = bad  # in the triangle read
+                with pytest.raises(ValueError, match="batch index 0 holds a NaN or an infinity"):
+                    kernels.eigh(b, UPLO=uplo)
+                if i != j:  # in the other triangle only: not read
+                    np.testing.assert_array_equal(kernels.eigvalsh(b, UPLO="U" if uplo == "L" else "L"),
+                                                  want["U" if uplo == "L" else "L"])

@@ -1245,23 +1245,47 @@ static bool divide_top(Work& w, int64_t n, const oc_parallel& par) {
 
 // Column j of v (n x n, row-major) = row order[j] of rows (ldr apart), signed so that its largest
 // entry as T (entries that round to equal magnitudes: the first) is positive (the signs into sign,
-// n long). Written 16 columns at a time, row by row of v: whole cache lines on both sides; tasks over
-// the groups of 16 columns.
+// n long). Tasks over groups of 16 columns (rows of T: the pass's vectors, the signs found with them,
+// W x W blocks transposed in registers), each written row by row of v: whole cache lines on both sides.
 template <class T, class S>
 static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n, double* sign,
                           const oc_parallel& par) {
-  in_tasks(par, oc::detail::div_up(n, 16), 32.0 * n, [&](int64_t g0, int64_t g1) {
-    for (int64_t j0 = g0 * 16; j0 < std::min(n, g1 * 16); j0 += 16) {
-      const int64_t j1 = std::min(n, j0 + 16);
+  typedef typename Vec<T>::type V;
+  constexpr int64_t W = std::is_same<S, T>::value ? Vec<T>::W : 16;
+  in_tasks(par, oc::detail::div_up(n, W), 4.0 * W * n, [&](int64_t g0, int64_t g1) {
+    for (int64_t j0 = g0 * W; j0 < std::min(n, g1 * W); j0 += W) {
+      const int64_t j1 = std::min(n, j0 + W);
       for (int64_t j = j0; j < j1; ++j) {
         const S* x = rows + order[j] * ldr;
         int64_t big = 0;
-        T top = (T)fabs(x[0]);
-        for (int64_t i = 1; i < n; ++i)
-          if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
+        if constexpr (std::is_same<S, T>::value) {  // the largest magnitude, then its first place
+          V mx = {};
+          int64_t i = 0;
+          for (; i + W <= n; i += W) {
+            const V y = vload<V>(x + i), ay = y < T(0) ? -y : y;
+            mx = mx > ay ? mx : ay;
+          }
+          T top = 0;
+          for (int64_t l = 0; l < W; ++l) top = std::max(top, mx[l]);
+          for (; i < n; ++i) top = std::max(top, absval(x[i]));
+          while (absval(x[big]) != top) ++big;
+        } else {
+          T top = (T)fabs(x[0]);
+          for (int64_t i = 1; i < n; ++i)
+            if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
+        }
         sign[j] = x[big] < 0 ? -1.0 : 1.0;
       }
-      for (int64_t i = 0; i < n; ++i)
+      int64_t i = 0;
+      if constexpr (std::is_same<S, T>::value)
+        if (j1 - j0 == W)
+          for (; i + W <= n; i += W) {
+            V b[W];
+            for (int64_t r = 0; r < W; ++r) b[r] = vload<V>(rows + order[j0 + r] * ldr + i) * (T)sign[j0 + r];
+            transpose_block<V, (int)W>(b);
+            for (int64_t c = 0; c < W; ++c) vstore(v + (i + c) * n + j0, b[c]);
+          }
+      for (; i < n; ++i)
         for (int64_t j = j0; j < j1; ++j) v[i * n + j] = (T)(sign[j] * rows[order[j] * ldr + i]);
     }
   });
@@ -1271,27 +1295,44 @@ template <class T>
 static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, const oc_parallel& par) {
   // float from kDC: the reduction in float (and the back-transformation's u's with it)
   const bool low = std::is_same<T, float>::value && n >= kDC;
-  double amax = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j <= i; ++j) {  // (i, j) of the lower triangle; U: read at (j, i)
-      const double x = (double)(upper ? a[j * n + i] : a[i * n + j]);
-      if (!std::isfinite(x)) return 0;
-      amax = std::max(amax, fabs(x));
+  // the triangle read's largest magnitude (infinite: not all finite), each row's into w.p in tasks (U: rows
+  // from the diagonal, L: up to it)
+  in_tasks(par, n, (double)n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = upper ? a + r * n + r : a + r * n;
+      double m = 0;
+      for (int64_t j = 0, len = upper ? n - r : r + 1; j < len; ++j) {
+        const double y = (double)x[j];
+        if (!std::isfinite(y)) {
+          m = HUGE_VAL;
+          break;
+        }
+        m = std::max(m, fabs(y));
+      }
+      w.p[r] = m;
     }
+  });
+  double amax = 0;
+  for (int64_t r = 0; r < n; ++r) amax = std::max(amax, w.p[r]);
+  if (amax == HUGE_VAL) return 0;
   int ex = 0;
   if (amax > 0) frexp(amax, &ex);
   // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125)
   const double f = ldexp(1.0, -ex);
-  if (low) {
-    float* A = mat<float>(w);
-    const int64_t ld = w.ldf;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j <= i; ++j) A[i * ld + j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j <= i; ++j)
-        w.a[i * w.ld + j] = w.a[j * w.ld + i] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
-  }
+  // the working copy, in tasks over its rows: the lower triangle's (i, j) (U: read at (j, i)), mirrored
+  // (all of row i) in double
+  in_tasks(par, n, (double)n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (low) {
+        float* A = mat<float>(w) + i * w.ldf;
+        for (int64_t j = 0; j <= i; ++j) A[j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
+      } else {
+        double* A = w.a + i * w.ld;
+        for (int64_t j = 0; j <= i; ++j) A[j] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
+        for (int64_t j = i + 1; j < n; ++j) A[j] = f * (double)(upper ? a[i * n + j] : a[j * n + i]);
+      }
+    }
+  });
   const bool vectors = v != nullptr;
   if (n < kQueueN)
     tridiagonalize_small(w, n);
