@@ -52,8 +52,8 @@
 // alone, in its own part of the working memory), then per merge above them the secular roots, the
 // copies' and the products' rows; the back-transformation's blocks (their T and packed operands),
 // then fixed chunks of rows, each through every block, with the values' QL (serial) a task alongside
-// them. Every entry is computed by the same operations in the same order whatever the split: the
-// results do not depend on the number of threads.
+// them; the triangle's check and copy and the output's columns. Every entry is computed by the same
+// operations in the same order whatever the split: the results do not depend on the number of threads.
 
 #ifndef OC_ISA_PASS
 
@@ -209,8 +209,8 @@ struct Work {
   }
   static int64_t blocks(int64_t n) { return oc::detail::div_up(n, kRowBlock); }
   // The back-transformation's packed operands, all blocks (back_transform): at most 64 len + 2048
-  // elements per block of kWY reflections (len: the columns it touches). They go in w.s and w.g (2 n
-  // ld doubles, free by then) and, for small n, this many doubles more past them.
+  // elements per block of kWY reflections (len: the columns it touches). They go in w.g (float) or w.s
+  // and w.g (double; 2 n ld doubles, free by then) and, for small n, this many doubles more past them.
   static int64_t bt_extra(int64_t n) {
     int64_t need = 0;
     for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) need += 64 * (n - std::max<int64_t>(0, k1 - kWY + 1) - 1) + 2048;
@@ -1072,11 +1072,12 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
 // columns the u's, T upper triangular from their dot products) is applied as three products on the
 // columns k0 + 1 .. it touches: W = X Y, W T, X -= (W T) Y^T (2 n^3 flops in all, in the register tile).
 // In R (float for float inputs from kDC: the u's as the float reduction left them, X rounded to
-// float from the double rows src, ldx apart, when given), else in double.
-// Two parallel steps: every block's T and its three products' B operands packed (tasks over blocks,
-// into w.s and w.g past X), then tasks over fixed chunks of X's rows, each taking all the blocks in
-// turn (a row's result depends on that row alone: no step per block or per product, and the chunk
-// stays in cache). extra(): a task of its own in the second step (the values' QL, serial, alongside).
+// float from src, the double rows of w.zt, when given), else in double.
+// Two parallel steps: every block's T and its three products' B operands packed (tasks over blocks;
+// in w.g for float, w.s and w.g for double: free by then), then tasks over fixed chunks of X's rows,
+// each taking all the blocks in turn (a row's result depends on that row alone: no step per block or
+// per product, and the chunk stays in cache). extra(): a task of its own in the second step (the
+// values' QL, serial: it ran with one thread idle).
 template <class R, class E>
 static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_t n, const oc_parallel& par,
                            E&& extra, bool has_extra) {
