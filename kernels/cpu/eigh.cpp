@@ -421,15 +421,15 @@ static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* q
   return s;
 }
 
-// Reflection k from column k (rows k + 1 .., up to date): u (unit, m = n - k - 1 long) into w.u and
+// Reflection k from column k (rows k + 1 .., up to date; at col, cs apart): u (unit, m = n - k - 1 long) into w.u and
 // into row k past the diagonal (unused by the lower triangle; zeros where H = I), e[k], t[k].
 // Returns whether there is one (else the column is already reduced: H = I).
 template <class R>
-static bool reflection(Work& w, int64_t n, int64_t k) {
+static bool reflection(Work& w, int64_t n, int64_t k, const R* col, int64_t cs) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   double* u = w.u;
-  for (int64_t i = 0; i < m; ++i) u[i] = A[(k + 1 + i) * ld + k];
+  for (int64_t i = 0; i < m; ++i) u[i] = col[i * cs];
   double sigma = 0;
   for (int64_t i = 1; i < m; ++i) sigma += u[i] * u[i];
   R* x = A + k * ld + k + 1;
@@ -454,8 +454,11 @@ static bool reflection(Work& w, int64_t n, int64_t k) {
 // kRowBlock rows (tasks over blocks): each row brought up to date with the pending update (when
 // pending: a -= up_i qp + qp_i up) and, when ur, q = B u (offsets into the block; each block sums
 // its transposed part into its own vector, added in block order: the same bits whatever the split).
+// Column k + 1 as left (rows k + 1 ..) into col, by row: the next step brings it up to date there,
+// contiguous (in place, a strided pass over rows that other threads had in cache).
 template <class R>
-static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, const oc_parallel& par) {
+static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, R* col,
+                       const oc_parallel& par) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   const R *up = reinterpret_cast<const R*>(w.up), *qp = reinterpret_cast<const R*>(w.qp);
@@ -466,9 +469,11 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
       const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
       R* part = reinterpret_cast<R*>(w.part) + c * n + k + 1;
       if (ur) std::fill(part, part + (r1 - k - 1), R(0));
-      for (int64_t i = r0; i < r1; ++i)
+      for (int64_t i = r0; i < r1; ++i) {
         q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : R(0), pending ? qp[i] : R(0),
                                  ur, part);
+        col[i] = A[i * ld + k + 1];
+      }
     }
   };
   // (in double's flops: a float flop, twice the lanes, counts half)
@@ -518,16 +523,26 @@ static void tridiagonalize(Work& w, int64_t n, const oc_parallel& par) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w);
   R *up = reinterpret_cast<R*>(w.up), *qp = reinterpret_cast<R*>(w.qp);  // the pending update, indexed by row
-  bool pending = false;
+  R* col = reinterpret_cast<R*>(w.dv);  // column k as the last pass left it (gathered), indexed by row
+  bool pending = false, gathered = false;
   for (int64_t k = 0; k + 2 < n; ++k) {
     const int64_t m = n - k - 1;  // the reflection acts on rows and columns k + 1 ..
-    if (pending)                  // column k (rows k ..) up to date
-      for (int64_t i = k; i < n; ++i) A[i * ld + k] -= up[i] * qp[k] + qp[i] * up[k];
-    const bool reflect = reflection<R>(w, n, k);
+    bool reflect;
+    if (gathered) {  // column k (rows k ..) up to date, in col; its diagonal back in A (the column's rest is
+                     // not read again)
+      if (pending)
+        for (int64_t i = k; i < n; ++i) col[i] -= up[i] * qp[k] + qp[i] * up[k];
+      A[k * ld + k] = col[k];
+      reflect = reflection<R>(w, n, k, col + k + 1, 1);
+    } else {  // no pass since the column was last touched (nothing pending)
+      reflect = reflection<R>(w, n, k, A + (k + 1) * ld + k, ld);
+    }
+    gathered = false;
     if (!reflect && !pending) continue;
     const R* u = A + k * ld + k + 1;  // reflection's u as R
     R* q = reinterpret_cast<R*>(w.p);  // B u, offsets into the block
-    fused_pass(w, n, k, reflect ? u : nullptr, pending, q, par);
+    fused_pass(w, n, k, reflect ? u : nullptr, pending, q, col, par);
+    gathered = true;
     pending = reflect;
     if (!reflect) continue;
     double K = 0;  // (in double: O(n) per reflection)
