@@ -514,7 +514,7 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
 // q = 2 B u - 2 (u^T B u) u on the trailing block B (rows and columns k + 1 ..). On the lower
 // triangle only, and in one pass per reflection: a row is brought up to date with the previous
 // reflection's update and multiplied by u while in cache (only column k, which gives u, is updated
-// ahead). Rows go in fixed blocks of kRowBlock, each summing its transposed part of B u into its own
+// ahead, in the copy of it the pass gathered). Rows go in fixed blocks of kRowBlock, each summing its transposed part of B u into its own
 // vector, added in block order: tasks over blocks give the same bits whatever the split.
 // Reflection k's u is left in row k of w.a past the diagonal (zeros where H = I), and w.t[k] says
 // whether there was one, for form_basis.
