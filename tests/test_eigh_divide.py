@@ -131,3 +131,44 @@ def test_float32_in_float_from_64(n):
         kernels.set_threads(None)
     for g, want in zip(got[1], got[0]):
         np.testing.assert_array_equal(g, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_concurrent_subtrees_and_row_chunks_give_the_same_bits(dtype):
+    """A matrix of n >= 128 alone solves the divide's four subtrees as concurrent tasks (each in its own part
+    of the working memory), then back-transforms fixed chunks of rows, each through every block of
+    reflections, alongside the values' QL: the same bits on 1, 2 and 3 threads and as in a batch of 4 (each
+    matrix on one thread), at sizes with partial blocks of reflections and a partial last chunk."""
+    for n in (128, 131, 389):
+        a = rng.standard_normal((4, n, n)).astype(dtype)
+        a[1] = with_values(np.resize([1.0, 1.0, -2.0, 3.0], n), dtype, seed=n)  # merges deflating many values
+        batch = (*kernels.eigh(a), kernels.eigvalsh(a))
+        assert_eigh(a, batch[0], batch[1], "L")
+        try:
+            for t in (1, 2, 3):
+                kernels.set_threads(t)
+                for i in range(len(a)):
+                    got = (*kernels.eigh(a[i]), kernels.eigvalsh(a[i]))
+                    for g, want in zip(got, batch):
+                        np.testing.assert_array_equal(g, want[i])
+        finally:
+            kernels.set_threads(None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_large_matrix_checks_only_its_triangle_for_nan_and_inf(dtype):
+    """The triangle read is checked and copied in tasks over rows (U: rows from the diagonal, L: up to it): a
+    NaN or an infinity anywhere in it is an error, one outside it is never seen."""
+    a = rng.standard_normal((300, 300)).astype(dtype)
+    a = a + a.T
+    want = {uplo: kernels.eigvalsh(a, UPLO=uplo) for uplo in ("L", "U")}
+    for i, j in ((299, 0), (150, 149), (200, 17), (0, 0), (299, 299)):
+        for bad in (np.inf, -np.inf, np.nan):
+            for uplo, (r, c) in (("L", (i, j)), ("U", (j, i))):
+                b = a.copy()
+                b[r, c] = bad  # in the triangle read
+                with pytest.raises(ValueError, match="batch index 0 holds a NaN or an infinity"):
+                    kernels.eigh(b, UPLO=uplo)
+                if i != j:  # in the other triangle only: not read
+                    np.testing.assert_array_equal(kernels.eigvalsh(b, UPLO="U" if uplo == "L" else "L"),
+                                                  want["U" if uplo == "L" else "L"])

@@ -45,11 +45,15 @@
 // merges' own values.
 //
 // Batches run in parallel over the host's pool; each task has its own working memory. A batch of
-// fewer than 4 matrices of n >= 128 splits each matrix's work into tasks instead: the reduction's
-// fixed row blocks (each sums its part of B u into its own vector, added in block order), the basis'
-// rows, the rotations' column chunks, the secular roots and the products' rows. Every entry is
-// computed by the same operations in the same order whatever the split: the results do not depend
-// on the number of threads.
+// fewer than 4 matrices of n >= 128 splits each matrix's work into tasks instead, all its parallel
+// steps in one parallel region (team.h: no fork/join per step): the reduction's fixed row blocks
+// (each sums its part of B u into its own vector, added in block order), the basis' rows, the
+// rotations' column chunks; with divide and conquer, the four subtrees below its second level (each
+// alone, in its own part of the working memory), then per merge above them the secular roots, the
+// copies' and the products' rows; the back-transformation's blocks (their T and packed operands),
+// then fixed chunks of rows, each through every block, with the values' QL (serial) a task alongside
+// them; the triangle's check and copy and the output's columns. Every entry is computed by the same
+// operations in the same order whatever the split: the results do not depend on the number of threads.
 
 #ifndef OC_ISA_PASS
 
@@ -68,6 +72,7 @@
 
 #include "eigh.h"
 #include "parallel.h"
+#include "team.h"
 
 namespace oc {
 #define OC_ISA_PASS_FILE "eigh.cpp"
@@ -103,6 +108,8 @@ enum : int64_t {
                         // the root-free QL); the back-transformation's W1, W2 need a stride >= 2 kWY
   kLeaf = 24,           // its blocks up to this size by the QL iteration
   kWY = 32,             // reflections per block of the back-transformation
+  kSubDepth = 2,        // the divide's blocks at this depth (4) are solved as independent tasks
+  kSubtrees = 1 << kSubDepth,
 };
 
 // sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
@@ -201,10 +208,18 @@ struct Work {
     return ld % 128 == 0 ? ld + 16 : ld;
   }
   static int64_t blocks(int64_t n) { return oc::detail::div_up(n, kRowBlock); }
+  // The back-transformation's packed operands, all blocks (back_transform): at most 64 len + 2048
+  // elements per block of kWY reflections (len: the columns it touches). They go in w.g (float) or w.s
+  // and w.g (double; 2 n ld doubles, free by then) and, for small n, this many doubles more past them.
+  static int64_t bt_extra(int64_t n) {
+    int64_t need = 0;
+    for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) need += 64 * (n - std::max<int64_t>(0, k1 - kWY + 1) - 1) + 2048;
+    return std::max<int64_t>(0, need - 2 * n * stride(n));
+  }
   static size_t bytes(int64_t n, bool dc, bool low) {
     const int64_t mats = dc ? 5 : 2, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0;
-    return (size_t)(mats * n * stride(n) + (dc && low ? n * stride_f(n) : 0) + (9 + vecs) * n +
-                    kKC * (stride(n) + 16) + blocks(n) * n + 2 * capacity(n) + 8) * sizeof(double) +
+    return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (9 + vecs) * n +
+                    kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * capacity(n) + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + capacity(n)) * sizeof(int64_t);
   }
   void carve(void* buf, int64_t n, bool dc, bool lo) {
@@ -222,7 +237,9 @@ struct Work {
     qp = x, x += n;
     dv = x, x += n;
     e2v = x, x += n;
-    pk = x, x += kKC * (ld + 16);  // a block of kKC terms of a product's B, packed (pack_b)
+    // a block of kKC terms of a product's B, packed (pack_b): kKC (nc + 16) doubles for nc columns; the
+    // divide's subtrees (divide_top) each use their own part
+    pk = x, x += kKC * (ld + 16 * kSubtrees);
     part = x, x += blocks(n) * n;
     cap = capacity(n);
     qc = x, x += cap;
@@ -231,6 +248,7 @@ struct Work {
       zt = x, x += n * ld;
       s = x, x += n * ld;
       g = x, x += n * ld;
+      x += bt_extra(n);
       z = x, x += n;
       dl = x, x += n;
       zl = x, x += n;
@@ -403,15 +421,15 @@ static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* q
   return s;
 }
 
-// Reflection k from column k (rows k + 1 .., up to date): u (unit, m = n - k - 1 long) into w.u and
+// Reflection k from column k (rows k + 1 .., up to date; at col, cs apart): u (unit, m = n - k - 1 long) into w.u and
 // into row k past the diagonal (unused by the lower triangle; zeros where H = I), e[k], t[k].
 // Returns whether there is one (else the column is already reduced: H = I).
 template <class R>
-static bool reflection(Work& w, int64_t n, int64_t k) {
+static bool reflection(Work& w, int64_t n, int64_t k, const R* col, int64_t cs) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   double* u = w.u;
-  for (int64_t i = 0; i < m; ++i) u[i] = A[(k + 1 + i) * ld + k];
+  for (int64_t i = 0; i < m; ++i) u[i] = col[i * cs];
   double sigma = 0;
   for (int64_t i = 1; i < m; ++i) sigma += u[i] * u[i];
   R* x = A + k * ld + k + 1;
@@ -436,8 +454,11 @@ static bool reflection(Work& w, int64_t n, int64_t k) {
 // kRowBlock rows (tasks over blocks): each row brought up to date with the pending update (when
 // pending: a -= up_i qp + qp_i up) and, when ur, q = B u (offsets into the block; each block sums
 // its transposed part into its own vector, added in block order: the same bits whatever the split).
+// Column k + 1 as left (rows k + 1 ..) into col, by row: the next step brings it up to date there,
+// contiguous (in place, a strided pass over rows that other threads had in cache).
 template <class R>
-static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, const oc_parallel& par) {
+static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, R* col,
+                       const oc_parallel& par) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   const R *up = reinterpret_cast<const R*>(w.up), *qp = reinterpret_cast<const R*>(w.qp);
@@ -448,9 +469,11 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
       const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
       R* part = reinterpret_cast<R*>(w.part) + c * n + k + 1;
       if (ur) std::fill(part, part + (r1 - k - 1), R(0));
-      for (int64_t i = r0; i < r1; ++i)
+      for (int64_t i = r0; i < r1; ++i) {
         q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : R(0), pending ? qp[i] : R(0),
                                  ur, part);
+        col[i] = A[i * ld + k + 1];
+      }
     }
   };
   // (in double's flops: a float flop, twice the lanes, counts half)
@@ -491,7 +514,7 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
 // q = 2 B u - 2 (u^T B u) u on the trailing block B (rows and columns k + 1 ..). On the lower
 // triangle only, and in one pass per reflection: a row is brought up to date with the previous
 // reflection's update and multiplied by u while in cache (only column k, which gives u, is updated
-// ahead). Rows go in fixed blocks of kRowBlock, each summing its transposed part of B u into its own
+// ahead, in the copy of it the pass gathered). Rows go in fixed blocks of kRowBlock, each summing its transposed part of B u into its own
 // vector, added in block order: tasks over blocks give the same bits whatever the split.
 // Reflection k's u is left in row k of w.a past the diagonal (zeros where H = I), and w.t[k] says
 // whether there was one, for form_basis.
@@ -500,16 +523,26 @@ static void tridiagonalize(Work& w, int64_t n, const oc_parallel& par) {
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w);
   R *up = reinterpret_cast<R*>(w.up), *qp = reinterpret_cast<R*>(w.qp);  // the pending update, indexed by row
-  bool pending = false;
+  R* col = reinterpret_cast<R*>(w.dv);  // column k as the last pass left it (gathered), indexed by row
+  bool pending = false, gathered = false;
   for (int64_t k = 0; k + 2 < n; ++k) {
     const int64_t m = n - k - 1;  // the reflection acts on rows and columns k + 1 ..
-    if (pending)                  // column k (rows k ..) up to date
-      for (int64_t i = k; i < n; ++i) A[i * ld + k] -= up[i] * qp[k] + qp[i] * up[k];
-    const bool reflect = reflection<R>(w, n, k);
+    bool reflect;
+    if (gathered) {  // column k (rows k ..) up to date, in col; its diagonal back in A (the column's rest is
+                     // not read again)
+      if (pending)
+        for (int64_t i = k; i < n; ++i) col[i] -= up[i] * qp[k] + qp[i] * up[k];
+      A[k * ld + k] = col[k];
+      reflect = reflection<R>(w, n, k, col + k + 1, 1);
+    } else {  // no pass since the column was last touched (nothing pending)
+      reflect = reflection<R>(w, n, k, A + (k + 1) * ld + k, ld);
+    }
+    gathered = false;
     if (!reflect && !pending) continue;
     const R* u = A + k * ld + k + 1;  // reflection's u as R
     R* q = reinterpret_cast<R*>(w.p);  // B u, offsets into the block
-    fused_pass(w, n, k, reflect ? u : nullptr, pending, q, par);
+    fused_pass(w, n, k, reflect ? u : nullptr, pending, q, col, par);
+    gathered = true;
     pending = reflect;
     if (!reflect) continue;
     double K = 0;  // (in double: O(n) per reflection)
@@ -773,12 +806,12 @@ static void gemm_packed(const R* A, int64_t lda, const R* bp, int64_t kc, R* C, 
 }
 
 // C[0:m, 0:nc] -= A[0:m, 0:k] B[0:k, 0:nc] (row-major): per block of kKC terms, B's block packed
-// once into w.pk, then tasks over C's rows (whole register tiles per task).
+// once into pk (kKC (nc + 16) doubles), then tasks over C's rows (whole register tiles per task).
 template <class R>
-static void gemm_tasks(Work& w, const R* A, int64_t lda, const R* B, int64_t ldb, R* C, int64_t ldc, int64_t m,
+static void gemm_tasks(double* pkd, const R* A, int64_t lda, const R* B, int64_t ldb, R* C, int64_t ldc, int64_t m,
                        int64_t nc, int64_t k, const oc_parallel& par) {
   if (m <= 0 || nc <= 0 || k <= 0) return;
-  R* pk = reinterpret_cast<R*>(w.pk);
+  R* pk = reinterpret_cast<R*>(pkd);
   for (int64_t kk = 0; kk < k; kk += kKC) {
     const int64_t kc = std::min<int64_t>(kKC, k - kk);
     pack_b(pk, B + kk * ldb, ldb, kc, nc);
@@ -893,17 +926,24 @@ static double secular_root(const double* dl, const double* z2, int64_t k, double
 // Gu-Eisenstat/Loewner recomputation: orthogonal to working precision however close the roots),
 // then multiplied into the rows: an upper product (rows of the first half and rows mixed by
 // deflation) and a lower one, each a plain row-major gemm (C -= A B on zeros, A the negated vectors).
-static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
+// Its working memory is that of the block [o, o + N) in each of w's arrays (and pk, kKC (N + 16) doubles),
+// so that merges of disjoint blocks may run at the same time; the O(N^2) copies go in tasks over rows.
+static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double* pk, const oc_parallel& par) {
   // the precision of the deflation and of the secular roots: float's when the products are in float
   // (as LAPACK's slaed2 and slaed4)
   const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   const int64_t ld = w.ld;
   double* Z = w.zt + o * ld + o;
   double* d = w.d + o;
-  double *z = w.z, *dl = w.dl, *zl = w.zl, *z2 = w.z2, *zhat = w.zhat, *lam = w.lam;
-  int64_t *idx = w.idx, *keep = w.keep, *gone = w.gone, *kind = w.kind, *gpos = w.gpos;
-  for (int64_t j = 0; j < n1; ++j) std::fill(Z + j * ld + n1, Z + j * ld + N, 0.0);
-  for (int64_t j = n1; j < N; ++j) std::fill(Z + j * ld, Z + j * ld + n1, 0.0);
+  double *z = w.z + o, *dl = w.dl + o, *zl = w.zl + o, *z2 = w.z2 + o, *zhat = w.zhat + o, *lam = w.lam + o;
+  int64_t *idx = w.idx + o, *keep = w.keep + o, *gone = w.gone + o, *kind = w.kind + o, *gpos = w.gpos + o;
+  in_tasks(par, N, (double)N, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      if (j < n1)
+        std::fill(Z + j * ld + n1, Z + j * ld + N, 0.0);
+      else
+        std::fill(Z + j * ld, Z + j * ld + n1, 0.0);
+  });
   const double rho = 2 * fabs(beta), sgn = beta < 0 ? -1.0 : 1.0, h = sqrt(0.5);
   double dmax = 0, zmax = 0;
   for (int64_t j = 0; j < N; ++j) {
@@ -948,26 +988,29 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
   }
   if (prev >= 0) keep[k++] = prev;
   double* S = w.s + o * ld + o;  // the rows gathered: the kept by kind, then the deflated
-  double* G = w.g;               // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
-  double* A = w.r;               // row j: minus eigenvector j, in the gathered rows' order (w.r is free)
-  float* Af = reinterpret_cast<float*>(w.r);  // the same in float (w.low), w.ldf apart
+  double* G = w.g + o * ld + o;  // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
+  double* A = w.r + o * ld + o;  // row j: minus eigenvector j, in the gathered rows' order (w.r is free)
   const int64_t ldf = w.ldf;
+  float* Af = reinterpret_cast<float*>(w.r) + o * ldf + o;  // the same in float (w.low), w.ldf apart
+  float *Sf = w.sf ? w.sf + o * ldf + o : nullptr, *C = w.cf ? w.cf + o * ldf + o : nullptr;
   int64_t nk[3] = {0, 0, 0};
   for (int64_t i = 0; i < k; ++i) ++nk[kind[keep[i]]];
   {
     int64_t at[3] = {0, nk[0], nk[0] + nk[1]};
     for (int64_t i = 0; i < k; ++i) gpos[at[kind[keep[i]]]++] = i;  // group position -> kept index
   }
-  if (w.low)
-    for (int64_t g = 0; g < k; ++g) {
-      const double* x = Z + keep[gpos[g]] * ld;
-      float* y = w.sf + g * ldf;
-      for (int64_t q = 0; q < N; ++q) y[q] = (float)x[q];
+  in_tasks(par, N, (double)N, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const double* x = Z + (g < k ? keep[gpos[g]] : gone[g - k]) * ld;
+      if (w.low && g < k) {
+        float* y = Sf + g * ldf;
+        for (int64_t q = 0; q < N; ++q) y[q] = (float)x[q];
+      } else {
+        std::copy(x, x + N, S + g * ld);
+      }
     }
-  else
-    for (int64_t g = 0; g < k; ++g) std::copy(Z + keep[gpos[g]] * ld, Z + keep[gpos[g]] * ld + N, S + g * ld);
-  for (int64_t g = 0; g < ng; ++g) std::copy(Z + gone[g] * ld, Z + gone[g] * ld + N, S + (k + g) * ld);
-  double* nd = w.tmp;
+  });
+  double* nd = w.tmp + o;
   for (int64_t g = 0; g < ng; ++g) nd[k + g] = d[gone[g]];
   if (k == 1) {
     lam[0] = d[keep[0]] + rho * z[keep[0]] * z[keep[0]];
@@ -985,13 +1028,16 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
       for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld, eps);
     });
     // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
-    for (int64_t i = 0; i < k; ++i) zhat[i] = G[i * ld + i];
-    for (int64_t j = 0; j < k; ++j) {
-      const double* gj = G + j * ld;
-      for (int64_t i = 0; i < j; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
-      for (int64_t i = j + 1; i < k; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
-    }
-    for (int64_t i = 0; i < k; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
+    // (tasks over i; each zhat_i's factors in j's order)
+    in_tasks(par, k, 4.0 * k, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) zhat[i] = G[i * ld + i];
+      for (int64_t j = 0; j < k; ++j) {
+        const double* gj = G + j * ld;
+        for (int64_t i = i0; i < std::min(i1, j); ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
+        for (int64_t i = std::max(i0, j + 1); i < i1; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
+      }
+      for (int64_t i = i0; i < i1; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
+    });
     in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
       for (int64_t j = j0; j < j1; ++j) {
         double* gj = G + j * ld;
@@ -1011,20 +1057,28 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
   std::copy(nd, nd + N, d);
   // the products: rows [0, k) of Z = -A (k x k) times the gathered rows (kinds 0 and 1 on the first
   // half's columns, kinds 1 and 2 on the second's)
+  in_tasks(par, k, (double)N, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      if (w.low)
+        std::fill(C + j * ldf, C + j * ldf + N, 0.0f);
+      else
+        std::fill(Z + j * ld, Z + j * ld + N, 0.0);
+  });
   if (w.low) {  // in float, into cf, then into Z's rows
-    float *Sf = w.sf, *C = w.cf;
-    for (int64_t j = 0; j < k; ++j) std::fill(C + j * ldf, C + j * ldf + N, 0.0f);
-    gemm_tasks(w, (const float*)Af, ldf, (const float*)Sf, ldf, C, ldf, k, n1, nk[0] + nk[1], par);
-    gemm_tasks(w, (const float*)Af + nk[0], ldf, (const float*)Sf + nk[0] * ldf + n1, ldf, C + n1, ldf, k, N - n1,
+    gemm_tasks(pk, (const float*)Af, ldf, (const float*)Sf, ldf, C, ldf, k, n1, nk[0] + nk[1], par);
+    gemm_tasks(pk, (const float*)Af + nk[0], ldf, (const float*)Sf + nk[0] * ldf + n1, ldf, C + n1, ldf, k, N - n1,
                nk[1] + nk[2], par);
-    for (int64_t j = 0; j < k; ++j)
-      for (int64_t q = 0; q < N; ++q) Z[j * ld + q] = C[j * ldf + q];
   } else {
-    for (int64_t j = 0; j < k; ++j) std::fill(Z + j * ld, Z + j * ld + N, 0.0);
-    gemm_tasks(w, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
-    gemm_tasks(w, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
+    gemm_tasks(pk, A, ld, S, ld, Z, ld, k, n1, nk[0] + nk[1], par);
+    gemm_tasks(pk, A + nk[0], ld, S + nk[0] * ld + n1, ld, Z + n1, ld, k, N - n1, nk[1] + nk[2], par);
   }
-  for (int64_t g = 0; g < ng; ++g) std::copy(S + (k + g) * ld, S + (k + g) * ld + N, Z + (k + g) * ld);
+  in_tasks(par, N, (double)N, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; ++j)
+      if (j >= k)
+        std::copy(S + j * ld, S + j * ld + N, Z + j * ld);
+      else if (w.low)
+        for (int64_t q = 0; q < N; ++q) Z[j * ld + q] = C[j * ldf + q];
+  });
 }
 
 // The rows of X (n of them, ldx apart: T's eigenvectors) times R = Q^T = H_{n-3} ... H_0 (A's
@@ -1033,29 +1087,50 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const 
 // columns the u's, T upper triangular from their dot products) is applied as three products on the
 // columns k0 + 1 .. it touches: W = X Y, W T, X -= (W T) Y^T (2 n^3 flops in all, in the register tile).
 // In R (float for float inputs from kDC: the u's as the float reduction left them, X rounded to
-// float; its working arrays then in w.g and w.r read as floats), else in double.
-template <class R>
-static void back_transform(Work& w, R* X, int64_t ldx, int64_t n, const oc_parallel& par) {
+// float from src, the double rows of w.zt, when given), else in double.
+// Two parallel steps: every block's T and its three products' B operands packed (tasks over blocks;
+// in w.g for float, w.s and w.g for double: free by then), then tasks over fixed chunks of X's rows,
+// each taking all the blocks in turn (a row's result depends on that row alone: no step per block or
+// per product, and the chunk stays in cache). extra(): a task of its own in the second step (the
+// values' QL, serial: it ran with one thread idle).
+template <class R, class E>
+static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_t n, const oc_parallel& par,
+                           E&& extra, bool has_extra) {
+  enum : int64_t { MR = Tile<R>::MR };
   const R* ua = mat<R>(w);  // the reflections' u's, in row k past the diagonal
-  const int64_t lu = mat_ld<R>(w), ldy = mat_ld<R>(w);
-  R* Yt = reinterpret_cast<R*>(w.g);  // row c: y_c on the block's columns (kWY rows, ldy apart)
-  R* Y = Yt + kWY * ldy;              // its transpose (n rows, kWY apart)
-  R *W1 = reinterpret_cast<R*>(w.r), *W2 = W1 + kWY;  // n x m each (rows 2 kWY apart)
-  R Tm[kWY * kWY];
-  for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) {
-    const int64_t k0 = std::max<int64_t>(0, k1 - kWY + 1), m = k1 - k0 + 1, c0 = k0 + 1, len = n - c0;
-    for (int64_t c = 0; c < m; ++c) {  // y_c = u_{k1 - c}, zeros above its support
-      const int64_t k = k1 - c;
-      R* yt = Yt + c * ldy;
-      std::fill(yt, yt + (k + 1 - c0), R(0));
-      std::copy(ua + k * lu + k + 1, ua + k * lu + n, yt + (k + 1 - c0));
-      for (int64_t j = 0; j < len; ++j) Y[j * kWY + c] = yt[j];
-    }
-    // H(y_0) ... H(y_c) = I - Y_c T_c Y_c^T: column c of T is -2 T_{c-1} (Y_{c-1}^T y_c) over 2
+  const int64_t lu = mat_ld<R>(w);
+  const int64_t nb = oc::detail::div_up(n - 2, kWY);  // blocks: b takes k1 = n - 3 - b kWY down to k0
+  // block b's packed operands at packs + off[b]: Y (len x m, the terms in kKC blocks), T (m x m), Y^T
+  // (m x len), each as pack_b lays it out (strips of MR columns, zero-padded)
+  R* packs = reinterpret_cast<R*>(std::is_same<R, float>::value ? w.g : w.s);
+  int64_t* off = w.idx;  // nb + 1 entries (free once the merges are done)
+  auto geom = [&](int64_t b, int64_t& k1, int64_t& m, int64_t& c0, int64_t& len) {
+    k1 = n - 3 - b * kWY;
+    const int64_t k0 = std::max<int64_t>(0, k1 - kWY + 1);
+    m = k1 - k0 + 1, c0 = k0 + 1, len = n - c0;
+  };
+  const int64_t strips = oc::detail::div_up(kWY, MR);
+  off[0] = 0;
+  for (int64_t b = 0; b < nb; ++b) {
+    int64_t k1, m, c0, len;
+    geom(b, k1, m, c0, len);
+    off[b + 1] = off[b] + strips * MR * (len + kWY) + oc::detail::div_up(len, MR) * MR * m;
+  }
+  auto prepare = [&](size_t bi) {
+    const int64_t b = (int64_t)bi;
+    int64_t k1, m, c0, len;
+    geom(b, k1, m, c0, len);
+    R *py = packs + off[b], *pt = py + strips * MR * len, *pyt = pt + strips * MR * kWY;
+    R Tm[kWY * kWY];
+    // H(y_0) ... H(y_c) = I - Y_c T_c Y_c^T: column c of T is -2 T_{c-1} (Y_{c-1}^T y_c) over 2; the
+    // dots over the u's common support (the earlier one's)
     for (int64_t c = 0; c < m; ++c) {
       const R tau = w.t[k1 - c] != 0 ? R(2) : R(0);
       R s[kWY];
-      for (int64_t i = 0; i < c; ++i) s[i] = dot(Yt + i * ldy, Yt + c * ldy, len);
+      for (int64_t i = 0; i < c; ++i) {
+        const int64_t ki = k1 - i, kc = k1 - c;  // ki > kc: u_ki's support (ki + 1 ..) is the common one
+        s[i] = dot(ua + ki * lu + ki + 1, ua + kc * lu + ki + 1, n - ki - 1);
+      }
       for (int64_t i = 0; i < c; ++i) {
         R x = 0;
         for (int64_t l = i; l < c; ++l) x += Tm[i * kWY + l] * s[l];
@@ -1064,16 +1139,59 @@ static void back_transform(Work& w, R* X, int64_t ldx, int64_t n, const oc_paral
       Tm[c * kWY + c] = tau;
       for (int64_t i = c + 1; i < m; ++i) Tm[i * kWY + c] = 0;
     }
-    for (int64_t i = 0; i < n; ++i) std::fill(W1 + i * 2 * kWY, W1 + i * 2 * kWY + 2 * kWY, R(0));
-    gemm_tasks(w, X + c0, ldx, Y, (int64_t)kWY, W1, 2 * kWY, n, m, len, par);  // W1 = -X Y
-    gemm_tasks(w, (const R*)W1, 2 * kWY, (const R*)Tm, (int64_t)kWY, W2, 2 * kWY, n, m, m, par);  // W2 = X Y T
-    gemm_tasks(w, (const R*)W2, 2 * kWY, (const R*)Yt, ldy, X + c0, ldx, n, len, m, par);  // X -= X Y T Y^T
-  }
+    pack_b(pt, (const R*)Tm, (int64_t)kWY, m, m);
+    // Y (term j, column c: y_c = u_{k1 - c} on columns c0 .., zero above its support) in kKC blocks of
+    // terms, each strips of MR columns, and Y^T (term c, column j) in strips of MR columns: pack_b's
+    // layouts, zero-padded
+    std::fill(py, pt, R(0));
+    std::fill(pyt, pyt + oc::detail::div_up(len, MR) * MR * m, R(0));
+    for (int64_t c = 0; c < m; ++c) {
+      const int64_t k = k1 - c, start = k + 1 - c0;
+      const R* u = ua + k * lu + c0;  // u[j], j in [start, len)
+      for (int64_t kk = 0; kk < len; kk += kKC) {
+        const int64_t kc = std::min<int64_t>(kKC, len - kk);
+        R* p = py + strips * MR * kk + (c / MR) * kc * MR + c % MR;
+        for (int64_t j = std::max(kk, start); j < kk + kc; ++j) p[(j - kk) * MR] = u[j];
+      }
+      for (int64_t j0 = start - start % MR; j0 < len; j0 += MR) {
+        const int64_t j1 = std::max(j0, start), j2 = std::min(len, j0 + MR);
+        std::copy(u + j1, u + j2, pyt + (j0 / MR) * m * MR + c * MR + (j1 - j0));
+      }
+    }
+  };
+  oc::detail::parallel_for(par, (size_t)nb, prepare);
+  constexpr int64_t kRows = 4 * kNR;
+  const int64_t chunks = oc::detail::div_up(n, kRows), first = has_extra ? 1 : 0;
+  auto apply = [&](size_t it) {
+    if ((int64_t)it < first) {
+      extra();
+      return;
+    }
+    const int64_t r0 = ((int64_t)it - first) * kRows, rows = std::min(kRows, n - r0);
+    R* x = X + r0 * ldx;
+    if (src)
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < n; ++j) x[i * ldx + j] = (R)src[(r0 + i) * w.ld + j];
+    alignas(64) R W1[kRows * 2 * kWY];  // a row: its part of X Y, then of X Y T
+    R* W2 = W1 + kWY;
+    for (int64_t b = 0; b < nb; ++b) {
+      int64_t k1, m, c0, len;
+      geom(b, k1, m, c0, len);
+      const R *py = packs + off[b], *pt = py + strips * MR * len, *pyt = pt + strips * MR * kWY;
+      for (int64_t i = 0; i < rows; ++i) std::fill(W1 + i * 2 * kWY, W1 + i * 2 * kWY + 2 * kWY, R(0));
+      for (int64_t kk = 0; kk < len; kk += kKC)  // W1 = -X Y
+        gemm_packed(x + c0 + kk, ldx, py + strips * MR * kk, std::min<int64_t>(kKC, len - kk), W1, 2 * kWY, rows, m);
+      gemm_packed((const R*)W1, 2 * kWY, pt, m, W2, 2 * kWY, rows, m);  // W2 = X Y T
+      gemm_packed((const R*)W2, 2 * kWY, pyt, m, x + c0, ldx, rows, len);  // X -= X Y T Y^T
+    }
+  };
+  oc::detail::parallel_for(par, (size_t)(first + chunks), apply);
 }
 
 // T's block [o, o + N) by divide and conquer: eigenvalues (unsorted) into w.d, eigenvectors into
-// rows o .. of w.zt (columns o ..). Up to kLeaf, the QL iteration rotating an identity.
-static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
+// rows o .. of w.zt (columns o ..). Up to kLeaf, the QL iteration rotating an identity. Touches only
+// the block's part of w (and pk, kKC (N + 16) doubles).
+static bool divide(Work& w, int64_t o, int64_t N, double* pk, const oc_parallel& par) {
   const int64_t ld = w.ld;
   if (N <= kLeaf) {
     double* Z = w.zt + o * ld + o;
@@ -1088,56 +1206,149 @@ static bool divide(Work& w, int64_t o, int64_t N, const oc_parallel& par) {
   const double beta = w.e[o + n1 - 1];
   w.d[o + n1 - 1] -= fabs(beta);
   w.d[o + n1] -= fabs(beta);
-  if (!divide(w, o, n1, par) || !divide(w, o + n1, N - n1, par)) return false;
-  merge(w, o, n1, N, beta, par);
+  if (!divide(w, o, n1, pk, par) || !divide(w, o + n1, N - n1, pk, par)) return false;
+  merge(w, o, n1, N, beta, pk, par);
+  return true;
+}
+
+// The divide's tree down to depth kSubDepth (or to leaves): the couplings torn (as divide does, top
+// down: beta into tree[node], node 1 the root, node i's halves 2 i and 2 i + 1) and the blocks below
+// (subtrees: offset, size) listed in order.
+struct DivTree {
+  double beta[kSubtrees];
+  int64_t so[kSubtrees], sn[kSubtrees], count = 0;
+};
+static void tear(Work& w, int64_t o, int64_t N, int depth, int node, DivTree& t) {
+  if (depth == kSubDepth || N <= kLeaf) {
+    t.so[t.count] = o, t.sn[t.count] = N, ++t.count;
+    return;
+  }
+  const int64_t n1 = N / 2;
+  const double beta = w.e[o + n1 - 1];
+  t.beta[node] = beta;
+  w.d[o + n1 - 1] -= fabs(beta);
+  w.d[o + n1] -= fabs(beta);
+  tear(w, o, n1, depth + 1, 2 * node, t);
+  tear(w, o + n1, N - n1, depth + 1, 2 * node + 1, t);
+}
+// The merges above the subtrees, bottom up (divide's order), each one's steps in tasks on par.
+static void merge_up(Work& w, int64_t o, int64_t N, int depth, int node, const DivTree& t, const oc_parallel& par) {
+  if (depth == kSubDepth || N <= kLeaf) return;
+  const int64_t n1 = N / 2;
+  merge_up(w, o, n1, depth + 1, 2 * node, t, par);
+  merge_up(w, o + n1, N - n1, depth + 1, 2 * node + 1, t, par);
+  merge(w, o, n1, N, t.beta[node], w.pk, par);
+}
+
+// divide(w, 0, n) (the same bits): one parallel step whose tasks are the subtrees below depth kSubDepth,
+// each alone (the small merges' steps were too short to split), then the merges above them, each in
+// tasks. false: an iteration cap was reached.
+static bool divide_top(Work& w, int64_t n, const oc_parallel& par) {
+  DivTree t;
+  tear(w, 0, n, 0, 1, t);
+  std::atomic<bool> ok{true};
+  auto item = [&](size_t i) {
+    const int64_t s = (int64_t)i;
+    // its own part of pk: the subtree's offset plus 16 s (kKC (N + 16) doubles each)
+    if (!divide(w, t.so[s], t.sn[s], w.pk + kKC * (t.so[s] + 16 * s), oc_parallel{nullptr, nullptr}))
+      ok.store(false, std::memory_order_relaxed);
+  };
+  oc::detail::parallel_for(par, (size_t)t.count, item);
+  if (!ok.load(std::memory_order_relaxed)) return false;
+  merge_up(w, 0, n, 0, 1, t, par);
   return true;
 }
 
 // Column j of v (n x n, row-major) = row order[j] of rows (ldr apart), signed so that its largest
 // entry as T (entries that round to equal magnitudes: the first) is positive (the signs into sign,
-// n long). Written 16 columns at a time, row by row of v: whole cache lines on both sides.
+// n long). Tasks over groups of 16 columns (rows of T: the pass's vectors, the signs found with them,
+// W x W blocks transposed in registers), each written row by row of v: whole cache lines on both sides.
 template <class T, class S>
-static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n, double* sign) {
-  for (int64_t j = 0; j < n; ++j) {
-    const S* x = rows + order[j] * ldr;
-    int64_t big = 0;
-    T top = (T)fabs(x[0]);
-    for (int64_t i = 1; i < n; ++i)
-      if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
-    sign[j] = x[big] < 0 ? -1.0 : 1.0;
-  }
-  for (int64_t j0 = 0; j0 < n; j0 += 16) {
-    const int64_t j1 = std::min(n, j0 + 16);
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = j0; j < j1; ++j) v[i * n + j] = (T)(sign[j] * rows[order[j] * ldr + i]);
-  }
+static void write_vectors(const S* rows, int64_t ldr, const int64_t* order, T* v, int64_t n, double* sign,
+                          const oc_parallel& par) {
+  typedef typename Vec<T>::type V;
+  constexpr int64_t W = std::is_same<S, T>::value ? Vec<T>::W : 16;
+  in_tasks(par, oc::detail::div_up(n, W), 4.0 * W * n, [&](int64_t g0, int64_t g1) {
+    for (int64_t j0 = g0 * W; j0 < std::min(n, g1 * W); j0 += W) {
+      const int64_t j1 = std::min(n, j0 + W);
+      for (int64_t j = j0; j < j1; ++j) {
+        const S* x = rows + order[j] * ldr;
+        int64_t big = 0;
+        if constexpr (std::is_same<S, T>::value) {  // the largest magnitude, then its first place
+          V mx = {};
+          int64_t i = 0;
+          for (; i + W <= n; i += W) {
+            const V y = vload<V>(x + i), ay = y < T(0) ? -y : y;
+            mx = mx > ay ? mx : ay;
+          }
+          T top = 0;
+          for (int64_t l = 0; l < W; ++l) top = std::max(top, mx[l]);
+          for (; i < n; ++i) top = std::max(top, absval(x[i]));
+          while (absval(x[big]) != top) ++big;
+        } else {
+          T top = (T)fabs(x[0]);
+          for (int64_t i = 1; i < n; ++i)
+            if ((T)fabs(x[i]) > top) big = i, top = (T)fabs(x[i]);
+        }
+        sign[j] = x[big] < 0 ? -1.0 : 1.0;
+      }
+      int64_t i = 0;
+      if constexpr (std::is_same<S, T>::value)
+        if (j1 - j0 == W)
+          for (; i + W <= n; i += W) {
+            V b[W];
+            for (int64_t r = 0; r < W; ++r) b[r] = vload<V>(rows + order[j0 + r] * ldr + i) * (T)sign[j0 + r];
+            transpose_block<V, (int)W>(b);
+            for (int64_t c = 0; c < W; ++c) vstore(v + (i + c) * n + j0, b[c]);
+          }
+      for (; i < n; ++i)
+        for (int64_t j = j0; j < j1; ++j) v[i * n + j] = (T)(sign[j] * rows[order[j] * ldr + i]);
+    }
+  });
 }
 
 template <class T>
 static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, const oc_parallel& par) {
   // float from kDC: the reduction in float (and the back-transformation's u's with it)
   const bool low = std::is_same<T, float>::value && n >= kDC;
-  double amax = 0;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j <= i; ++j) {  // (i, j) of the lower triangle; U: read at (j, i)
-      const double x = (double)(upper ? a[j * n + i] : a[i * n + j]);
-      if (!std::isfinite(x)) return 0;
-      amax = std::max(amax, fabs(x));
+  // the triangle read's largest magnitude (infinite: not all finite), each row's into w.p in tasks (U: rows
+  // from the diagonal, L: up to it)
+  in_tasks(par, n, (double)n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* x = upper ? a + r * n + r : a + r * n;
+      double m = 0;
+      for (int64_t j = 0, len = upper ? n - r : r + 1; j < len; ++j) {
+        const double y = (double)x[j];
+        if (!std::isfinite(y)) {
+          m = HUGE_VAL;
+          break;
+        }
+        m = std::max(m, fabs(y));
+      }
+      w.p[r] = m;
     }
+  });
+  double amax = 0;
+  for (int64_t r = 0; r < n; ++r) amax = std::max(amax, w.p[r]);
+  if (amax == HUGE_VAL) return 0;
   int ex = 0;
   if (amax > 0) frexp(amax, &ex);
   // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125)
   const double f = ldexp(1.0, -ex);
-  if (low) {
-    float* A = mat<float>(w);
-    const int64_t ld = w.ldf;
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j <= i; ++j) A[i * ld + j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
-  } else {
-    for (int64_t i = 0; i < n; ++i)
-      for (int64_t j = 0; j <= i; ++j)
-        w.a[i * w.ld + j] = w.a[j * w.ld + i] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
-  }
+  // the working copy, in tasks over its rows: the lower triangle's (i, j) (U: read at (j, i)), mirrored
+  // (all of row i) in double
+  in_tasks(par, n, (double)n, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      if (low) {
+        float* A = mat<float>(w) + i * w.ldf;
+        for (int64_t j = 0; j <= i; ++j) A[j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
+      } else {
+        double* A = w.a + i * w.ld;
+        for (int64_t j = 0; j <= i; ++j) A[j] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
+        for (int64_t j = i + 1; j < n; ++j) A[j] = f * (double)(upper ? a[i * n + j] : a[j * n + i]);
+      }
+    }
+  });
   const bool vectors = v != nullptr;
   if (n < kQueueN)
     tridiagonalize_small(w, n);
@@ -1155,31 +1366,40 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     if (wout)
       for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
   } else {
-    if (wout) {  // the values by the root-free QL on a copy, with or without vectors (the same bits)
+    // the values by the root-free QL on a copy, with or without vectors (the same bits); with vectors, a
+    // task of the back-transformation's last step (serial, it ran with one thread idle)
+    const double eps_values = low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+    if (wout)
       for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
-      if (!ql_values(w.dv, w.e2v, n, low ? (double)std::numeric_limits<float>::epsilon()
-                                          : std::numeric_limits<double>::epsilon()))
-        return 2;
+    std::atomic<bool> converged{true};
+    auto values = [&]() {
+      if (!ql_values(w.dv, w.e2v, n, eps_values)) converged.store(false, std::memory_order_relaxed);
+    };
+    if (vectors) {
+      if (!divide_top(w, n, par)) return 2;
+      for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
+      std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
+      if (low) {  // the vectors' rows Z^T Q^T, in float (in w.s: free once the merges are done)
+        back_transform(w, reinterpret_cast<float*>(w.s), w.ldf, w.zt, n, par, values, wout != nullptr);
+      } else {
+        back_transform(w, w.zt, w.ld, (const double*)nullptr, n, par, values, wout != nullptr);
+      }
+    } else if (wout) {
+      values();
+    }
+    if (!converged.load(std::memory_order_relaxed)) return 2;
+    if (wout) {
       std::sort(w.dv, w.dv + n);
       for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
     }
     if (!vectors) return 1;
-    if (!divide(w, 0, n, par)) return 2;
-    for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
-    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
-    if (low) {  // the vectors' rows Z^T Q^T, in float (in w.s: free once the merges are done)
-      float* X = reinterpret_cast<float*>(w.s);
-      const int64_t ldx = w.ldf;
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t j = 0; j < n; ++j) X[i * ldx + j] = (float)w.zt[i * w.ld + j];
-      back_transform(w, X, ldx, n, par);
-      write_vectors(X, ldx, order, v, n, w.p);
+    if (low) {
+      write_vectors(reinterpret_cast<const float*>(w.s), w.ldf, order, v, n, w.p, par);
       return 1;
     }
-    back_transform(w, w.zt, w.ld, n, par);  // the vectors' rows: Z^T Q^T
     rows = w.zt;
   }
-  if (vectors) write_vectors(rows, w.ld, order, v, n, w.p);
+  if (vectors) write_vectors(rows, w.ld, order, v, n, w.p, par);
   return 1;
 }
 
@@ -1194,8 +1414,14 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
     if (!buf) return OC_OUT_OF_MEMORY;
     Work w;
     w.carve(buf, n, dc, low);
-    for (int64_t b = 0; b < batch; ++b)
-      status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, par);
+    // one parallel region for all of it (team.h): the reduction alone is n parallel steps of tens of
+    // microseconds, the merges and the back-transformation hundreds more; a fork/join of the host's
+    // pool per step cost a good part of them on 2 threads
+    oc::detail::Team::run(par, (size_t)kMaxInnerTasks, [&](oc::detail::Team& team) {
+      const oc_parallel tp = team.runner();
+      for (int64_t b = 0; b < batch; ++b)
+        status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, tp);
+    });
     free(buf);
     return 0;
   }
