@@ -30,6 +30,19 @@ def mirrored(a, uplo):
     return t + np.swapaxes(np.tril(t, -1) if uplo == "L" else np.triu(t, 1), -1, -2)
 
 
+def assert_values_agree(a, w_vectors, w_values, uplo):
+    """Eigh's values and Eigvalsh's: the same bits below n = 64 (one QL iteration for both); from 64,
+    Eigh's are its divide and conquer's (the secular roots) and Eigvalsh's the root-free QL's, within
+    4 n eps ||A|| of each other (each within its bound of the true values)."""
+    n = a.shape[-1]
+    if n < 64 or a.size == 0:
+        np.testing.assert_array_equal(w_values, w_vectors)
+        return
+    norm = np.linalg.norm(mirrored(a, uplo), axis=(-2, -1))
+    gap = np.abs(w_values.astype(np.float64) - w_vectors.astype(np.float64)).max(axis=-1)
+    assert (gap <= 4 * n * EPS[a.dtype.type] * norm).all(), (gap / norm).max()
+
+
 def assert_eigh(a, w, v, uplo, c=8.0):
     n = a.shape[-1]
     assert w.shape == a.shape[:-1] and v.shape == a.shape and w.dtype == v.dtype == a.dtype
@@ -75,7 +88,7 @@ def test_eigh_every_path(dtype, shape):
                                        atol=16 * shape[-1] * EPS[dtype] * np.abs(want[0].numpy()).max())
         for w in (run(Eigvalsh, a, UPLO=uplo), kernels.eigvalsh(a, UPLO=uplo),
                   torch.ops.ortcustom.eigvalsh(torch.from_numpy(a), uplo).numpy()):
-            np.testing.assert_array_equal(w, got[0][0])  # the same values, the vectors not formed
+            assert_values_agree(a, got[0][0], w, uplo)  # the vectors not formed
         if a.size:  # the references are numpy's
             np.testing.assert_allclose(Eigvalsh.reference(a, UPLO=uplo), got[0][0], rtol=0,
                                        atol=16 * shape[-1] * EPS[dtype] * np.abs(got[0][0]).max())

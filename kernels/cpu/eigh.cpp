@@ -1,6 +1,6 @@
 // Batched symmetric eigensolver: Householder tridiagonalization, then on the tridiagonal matrix
 // implicit QL with Wilkinson-style shifts (n < 64), or from n = 64 the square-root-free QL
-// (Pal-Walker-Kahan) for the values and divide and conquer for the vectors, in double: all of it
+// (Pal-Walker-Kahan) for the values alone and divide and conquer with the vectors, in double: all of it
 // below n = 64 (float inputs too: batches of tiny float matrices are the main use, and double costs
 // them little while giving LAPACK-level accuracy). Float inputs from n = 64 have their O(n^3) parts
 // in float, as LAPACK's ssyevd: the reduction (float halves the bytes it streams and doubles the
@@ -30,9 +30,9 @@
 // scaled entries keep squares far from overflow; hypot's care costs more than the rest of a small
 // matrix's QL).
 //
-// n >= 64: the values (with or without vectors: the same bits) come from the root-free QL on a copy
-// of T (the rotations' squared cosines and sines: one square root per shift, none per rotation). The
-// vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is torn in two by a rank-one
+// n >= 64: the values alone (eigvalsh) come from the root-free QL on a copy of T (the rotations'
+// squared cosines and sines: one square root per shift, none per rotation); with the vectors, values
+// and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is torn in two by a rank-one
 // change at its middle coupling, each half solved the same way (down to blocks of 24: QL rotating an
 // identity), and the halves' eigensystems merged: deflation of tiny z entries and of close
 // eigenvalues (a rotation of two rows), the secular equation's roots by a safeguarded rational
@@ -41,8 +41,8 @@
 // the rows multiplied by them in two register-tiled products (the first half's columns and the
 // second's: the rows' zero blocks skipped). Z^T's rows (T's eigenvectors) are then taken to A's by
 // the reflections in blocks of 32 (compact WY: X <- X - X Y T Y^T, three products): nearly all of
-// the ~2 n^3 + (merges') flops in column_major.inc's register tile. The vectors are ordered by the
-// merges' own values.
+// the ~2 n^3 + (merges') flops in column_major.inc's register tile. Values and vectors are ordered by
+// the merges' values.
 //
 // Batches run in parallel over the host's pool; each task has its own working memory. A batch of
 // fewer than 4 matrices of n >= 128 splits each matrix's work into tasks instead, all its parallel
@@ -1091,11 +1091,9 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
 // Two parallel steps: every block's T and its three products' B operands packed (tasks over blocks;
 // in w.g for float, w.s and w.g for double: free by then), then tasks over fixed chunks of X's rows,
 // each taking all the blocks in turn (a row's result depends on that row alone: no step per block or
-// per product, and the chunk stays in cache). extra(): a task of its own in the second step (the
-// values' QL, serial: it ran with one thread idle).
-template <class R, class E>
-static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_t n, const oc_parallel& par,
-                           E&& extra, bool has_extra) {
+// per product, and the chunk stays in cache).
+template <class R>
+static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_t n, const oc_parallel& par) {
   enum : int64_t { MR = Tile<R>::MR };
   const R* ua = mat<R>(w);  // the reflections' u's, in row k past the diagonal
   const int64_t lu = mat_ld<R>(w);
@@ -1161,13 +1159,9 @@ static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_
   };
   oc::detail::parallel_for(par, (size_t)nb, prepare);
   constexpr int64_t kRows = 4 * kNR;
-  const int64_t chunks = oc::detail::div_up(n, kRows), first = has_extra ? 1 : 0;
+  const int64_t chunks = oc::detail::div_up(n, kRows);
   auto apply = [&](size_t it) {
-    if ((int64_t)it < first) {
-      extra();
-      return;
-    }
-    const int64_t r0 = ((int64_t)it - first) * kRows, rows = std::min(kRows, n - r0);
+    const int64_t r0 = (int64_t)it * kRows, rows = std::min(kRows, n - r0);
     R* x = X + r0 * ldx;
     if (src)
       for (int64_t i = 0; i < rows; ++i)
@@ -1185,7 +1179,7 @@ static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_
       gemm_packed((const R*)W2, 2 * kWY, pyt, m, x + c0, ldx, rows, len);  // X -= X Y T Y^T
     }
   };
-  oc::detail::parallel_for(par, (size_t)(first + chunks), apply);
+  oc::detail::parallel_for(par, (size_t)chunks, apply);
 }
 
 // T's block [o, o + N) by divide and conquer: eigenvalues (unsorted) into w.d, eigenvectors into
@@ -1365,39 +1359,29 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
     if (wout)
       for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
-  } else {
-    // the values by the root-free QL on a copy, with or without vectors (the same bits); with vectors, a
-    // task of the back-transformation's last step (serial, it ran with one thread idle)
-    const double eps_values = low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  } else if (vectors) {
+    // the values are the merges' own (the secular roots, as LAPACK's stedc): eigvalsh's root-free QL
+    // gives them within its bound, not in the same bits (running it here too cost 19% of an eigh at
+    // n = 64 and 9% at 512, float, 1 thread)
+    if (!divide_top(w, n, par)) return 2;
+    for (int64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
     if (wout)
-      for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
-    std::atomic<bool> converged{true};
-    auto values = [&]() {
-      if (!ql_values(w.dv, w.e2v, n, eps_values)) converged.store(false, std::memory_order_relaxed);
-    };
-    if (vectors) {
-      if (!divide_top(w, n, par)) return 2;
-      for (int64_t i = 0; i < n; ++i) order[i] = i;  // ordered by the merges' own values
-      std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
-      if (low) {  // the vectors' rows Z^T Q^T, in float (in w.s: free once the merges are done)
-        back_transform(w, reinterpret_cast<float*>(w.s), w.ldf, w.zt, n, par, values, wout != nullptr);
-      } else {
-        back_transform(w, w.zt, w.ld, (const double*)nullptr, n, par, values, wout != nullptr);
-      }
-    } else if (wout) {
-      values();
-    }
-    if (!converged.load(std::memory_order_relaxed)) return 2;
-    if (wout) {
-      std::sort(w.dv, w.dv + n);
-      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
-    }
-    if (!vectors) return 1;
-    if (low) {
+      for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[order[j]], ex);
+    if (low) {  // the vectors' rows Z^T Q^T, in float (in w.s: free once the merges are done)
+      back_transform(w, reinterpret_cast<float*>(w.s), w.ldf, w.zt, n, par);
       write_vectors(reinterpret_cast<const float*>(w.s), w.ldf, order, v, n, w.p, par);
       return 1;
     }
+    back_transform(w, w.zt, w.ld, (const double*)nullptr, n, par);
     rows = w.zt;
+  } else if (wout) {  // the values alone: the root-free QL on a copy
+    const double eps_values = low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+    for (int64_t i = 0; i < n; ++i) w.dv[i] = w.d[i], w.e2v[i] = w.e[i] * w.e[i];
+    if (!ql_values(w.dv, w.e2v, n, eps_values)) return 2;
+    std::sort(w.dv, w.dv + n);
+    for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.dv[j], ex);
+    return 1;
   }
   if (vectors) write_vectors(rows, w.ld, order, v, n, w.p, par);
   return 1;
