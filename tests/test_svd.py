@@ -62,6 +62,19 @@ def assert_svd(a, u, s, vh, full, c=4.0):
     assert (err <= c * max(m, n) * eps * norm).all(), (err / np.maximum(norm, 1e-300)).max()
 
 
+BIDIAG_DC_K = 64  # svd_bidiag.inc's kBidiagDcK: from it the vectors (and their values) by divide and conquer
+
+
+def assert_same_values(a, vals, s, c=4.0):
+    """Svdvals' values and Svd's: the same bits below BIDIAG_DC_K (the same QR), from it Svd's the divide and
+    conquer's (both within c k eps |A| of numpy's)."""
+    if min(a.shape[-2:]) < BIDIAG_DC_K:
+        np.testing.assert_array_equal(vals, s)
+    elif a.size:
+        assert_values(a, vals, c)
+        assert_values(a, s, c)
+
+
 SHAPES = [(1, 1), (3, 3), (4, 4), (1000, 3, 3), (64, 4, 4), (9, 8, 8), (2, 3, 5, 5), (7, 3), (3, 7), (4, 2, 9),
           (5, 9, 2), (1, 6), (6, 1), (3, 17, 17), (2, 65, 40), (40, 65), (130, 130), (2, 100, 100), (0, 3, 3),
           (2, 0, 0), (2, 0, 3), (3, 0), (0, 4, 2)]
@@ -79,7 +92,7 @@ def test_svd_every_path(dtype, shape):
         want = [t.numpy() for t in torch.linalg.svd(torch.from_numpy(a), full_matrices=bool(full))]
         assert [x.shape for x in got[0]] == [x.shape for x in want]  # torch's shapes, empty ones included
     for s in (run(Svdvals, a), kernels.svdvals(a), torch.ops.ortcustom.svdvals(torch.from_numpy(a)).numpy()):
-        np.testing.assert_array_equal(s, got[0][1])  # the same values, the vectors not formed
+        assert_same_values(a, s, got[0][1])  # the values without the vectors formed
     if a.size:  # the reference is numpy's
         np.testing.assert_allclose(Svdvals.reference(a), got[0][1], rtol=0,
                                    atol=8 * max(shape[-2:]) * EPS[dtype] * np.abs(got[0][1]).max())
@@ -207,7 +220,7 @@ def test_both_sides_of_the_crossover_tall_wide_and_square(dtype, k, extra):
         if BIDIAG_VALUES_K <= k < BIDIAG_K:  # bidiagonal without the vectors, Jacobi with them
             assert_values(a, vals)
         else:
-            np.testing.assert_array_equal(vals, s)  # the same path: the same values without the vectors
+            assert_same_values(a, vals, s)  # the same path: the same values without the vectors (below D&C)
 
 
 def graded(rng, shape, decades):
@@ -299,7 +312,7 @@ def test_blocked_reflectors_on_both_sides_of_their_threshold(dtype, k):
         for full in (1, 0):
             u, s, vh = kernels.svd(a, full_matrices=full)
             assert_svd(a, u, s, vh, full)
-        np.testing.assert_array_equal(kernels.svdvals(a), s)
+        assert_same_values(a, kernels.svdvals(a), s)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -356,7 +369,7 @@ def test_blocked_bidiagonalization_on_both_sides_of_its_threshold(dtype):
             a = rng.standard_normal(shape).astype(dtype)
             u, s, vh = kernels.svd(a, full_matrices=1)
             assert_svd(a, u, s, vh, 1)
-            np.testing.assert_array_equal(kernels.svdvals(a), s)
+            assert_same_values(a, kernels.svdvals(a), s)
     a = with_singular_values(rng, (t + 40, t + 1), np.logspace(0, -3, t + 1)).astype(dtype)
     try:
         res = []
@@ -369,3 +382,84 @@ def test_blocked_bidiagonalization_on_both_sides_of_its_threshold(dtype):
         for x, y in zip(r, res[0]):
             np.testing.assert_array_equal(x, y)
     assert_svd(a, *res[0][:3], 0)
+
+
+# ---- the bidiagonal divide and conquer (svd_bidiag_dc.inc: the vectors from k = kBidiagDcK, blocks split down to
+# leaves of kDcLeaf rows; the values still the QR's)
+DC_LEAF = 24  # svd_bidiag_dc.inc's kDcLeaf
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [BIDIAG_DC_K - 1, BIDIAG_DC_K, BIDIAG_DC_K + 1, 2 * DC_LEAF + 50, 203, 390])
+def test_divide_and_conquer_on_both_sides_of_its_threshold_and_levels(dtype, k):
+    """63 by the QR, from 64 by divide and conquer: two levels of merges (64, 98) to four (203, 390); square, tall
+    and wide, reduced and full bases (c = 2: the bounds torch's own LAPACK meets); the values Svdvals' bits below
+    the threshold, close to them from it."""
+    rng = np.random.default_rng(k)
+    for shape in ((k, k), (k + 23, k), (k, k + 7)):
+        a = rng.standard_normal(shape).astype(dtype)
+        for full in (0, 1):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full, c=2.0)
+        assert_same_values(a, kernels.svdvals(a), s)
+
+
+def dc_hard_cases(rng, shape, dtype):
+    """Spectra that exercise the merges' deflation: repeated values (equal poles), clusters, a graded spectrum (1 ..
+    1e-30 double, 1e-20 float: poles below the tolerance), rank deficiency (zero values), all zero; and bidiagonals
+    with zero d and e entries (z entries exactly zero, split blocks)."""
+    m, n = shape
+    k = min(shape)
+    spectra = [np.repeat([2.0, 1.0, 0.5], -(-k // 3))[:k],
+               np.repeat([1.0, 1e-3, 1e-6, 1e-9], -(-k // 4))[:k] * (1 + 1e-7 * rng.standard_normal(k)),
+               np.logspace(0, -30 if dtype == np.float64 else -20, k),
+               np.r_[rng.uniform(0.5, 1, k - k // 3), np.zeros(k // 3)]]
+    cases = [with_singular_values(rng, shape, s) for s in spectra] + [np.zeros(shape)]
+    b = np.zeros(shape)
+    d, e = rng.uniform(0.5, 1, k), rng.uniform(0.5, 1, k - 1)
+    d[[3, k // 2, k - 1]] = 0
+    e[[0, 10, k // 2, k // 2 + 1, k - 2]] = 0
+    b[np.arange(k), np.arange(k)] = d
+    b[np.arange(k - 1), np.arange(1, k)] = e
+    cases += [b, b[::-1, ::-1].copy()]
+    diag = np.zeros(shape)
+    diag[np.arange(k), np.arange(k)] = rng.permutation(np.r_[np.ones(k // 2), rng.standard_normal(k - k // 2)])
+    cases.append(diag)
+    return cases
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(150, 150), (230, 150), (97, 333), (300, 300)])
+def test_divide_and_conquer_hard_spectra(dtype, shape):
+    """Each hard case's svd backward stable with orthonormal factors (to the bounds torch's own LAPACK meets: c = 2),
+    its values close to Svdvals'."""
+    rng = np.random.default_rng(sum(shape))
+    for a in dc_hard_cases(rng, shape, dtype):
+        a = np.ascontiguousarray(a, dtype=dtype)
+        for full in (0, 1):
+            u, s, vh = kernels.svd(a, full_matrices=full)
+            assert_svd(a, u, s, vh, full, c=2.0)
+        assert_same_values(a, kernels.svdvals(a), s)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_divide_and_conquer_does_not_depend_on_the_thread_count(dtype):
+    """The merges' secular roots, vectors and products split across tasks: the same bits on 1, 2 and 3 threads (one
+    large matrix, split inside; a batch, split over matrices), a hard spectrum included."""
+    rng = np.random.default_rng(13)
+    cases = [rng.standard_normal((333, 310)).astype(dtype),
+             with_singular_values(rng, (310, 333), np.repeat([1.0, 1e-3, 0.0], 104)[:310]).astype(dtype),
+             rng.standard_normal((5, 80, 70)).astype(dtype)]
+    try:
+        res = []
+        for t in (1, 2, 3):
+            kernels.set_threads(t)
+            res.append([kernels.svd(a, full_matrices=0) for a in cases])
+    finally:
+        kernels.set_threads(None)
+    for r in res[1:]:
+        for got, want in zip(r, res[0]):
+            for x, y in zip(got, want):
+                np.testing.assert_array_equal(x, y)
+    for a, got in zip(cases, res[0]):
+        assert_svd(a, *got, 0, c=2.0)
