@@ -340,17 +340,23 @@ def test_batches_and_single_matrices_do_not_depend_on_the_thread_count(dtype):
     threads, one large matrix (split inside) and a batch (split over matrices)."""
     rng = np.random.default_rng(11)
     cases = [rng.standard_normal(s).astype(dtype) for s in ((300, 260), (260, 300), (6, 70, 70))]
+    same_bits_on_1_2_3_threads(lambda: [kernels.svd(a, full_matrices=f) for a in cases for f in (0, 1)])
+
+
+def same_bits_on_1_2_3_threads(run):
+    """run()'s arrays (a list of tuples) on 1, 2 and 3 threads, asserted bit-identical; returns the 1-thread ones."""
     try:
         res = []
         for t in (1, 2, 3):
             kernels.set_threads(t)
-            res.append([kernels.svd(a, full_matrices=f) for a in cases for f in (0, 1)])
+            res.append(run())
     finally:
         kernels.set_threads(None)
     for r in res[1:]:
         for got, want in zip(r, res[0]):
             for x, y in zip(got, want):
                 np.testing.assert_array_equal(x, y)
+    return res[0]
 
 
 # ---- the blocked reduction (svd_bidiag_blocked.inc: panels of kBidiagNB = 16, from k = kBlockedBidiagK float elements'
@@ -450,16 +456,5 @@ def test_divide_and_conquer_does_not_depend_on_the_thread_count(dtype):
     cases = [rng.standard_normal((333, 310)).astype(dtype),
              with_singular_values(rng, (310, 333), np.repeat([1.0, 1e-3, 0.0], 104)[:310]).astype(dtype),
              rng.standard_normal((5, 80, 70)).astype(dtype)]
-    try:
-        res = []
-        for t in (1, 2, 3):
-            kernels.set_threads(t)
-            res.append([kernels.svd(a, full_matrices=0) for a in cases])
-    finally:
-        kernels.set_threads(None)
-    for r in res[1:]:
-        for got, want in zip(r, res[0]):
-            for x, y in zip(got, want):
-                np.testing.assert_array_equal(x, y)
-    for a, got in zip(cases, res[0]):
+    for a, got in zip(cases, same_bits_on_1_2_3_threads(lambda: [kernels.svd(a, full_matrices=0) for a in cases])):
         assert_svd(a, *got, 0, c=2.0)

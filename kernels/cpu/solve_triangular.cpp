@@ -60,6 +60,30 @@ enum : int64_t {
   kFewCols = 16,   // fewer right-hand sides than this: substitution on each
 };
 
+// The rows [r0, r0 + g) of a group (g <= G) in the solve's order, each from its right-hand side (b's
+// rows, k apart), acc (its terms of the rows solved before the group) and the group's rows solved
+// before it (from registers, not reloaded from their masked stores), into X's rows; solved(i, x_i)
+// after each.
+template <class T, int G, class F>
+static OC_ALWAYS_INLINE void solve_group(const T* const* ar, int64_t r0, int g, bool upper, bool unit,
+                                         const typename Vec<T>::type* acc, const T* b, T* x, int64_t k, int w,
+                                         const F& solved) {
+  typename Vec<T>::type sol[G];
+  for (int q = 0; q < g; ++q) {
+    const int r = upper ? g - 1 - q : q;
+    const int64_t i = r0 + r;
+    auto xi = vload_part(b + i * k, w) - acc[r];
+    if (upper)
+      for (int p = r + 1; p < g; ++p) xi -= ar[r][r0 + p] * sol[p];
+    else
+      for (int p = 0; p < r; ++p) xi -= ar[r][r0 + p] * sol[p];
+    if (!unit) xi /= ar[r][i];
+    sol[r] = xi;
+    vstore_part(x + i * k, xi, w);
+    solved(i, xi);
+  }
+}
+
 // A X = B for w < kFewCols columns of X (rows k apart, holding B's) by substitution on rows of
 // X, each one vector of w lanes: x_i = (b_i - sum_j a_ij x_j) / a_ii. Four rows at a time: the
 // solved rows' terms first (each solved row loaded once for the four: independent chains), then
@@ -85,19 +109,7 @@ static void rows_by_vectors(const T* a, T* x, int64_t n, int64_t k, int w, bool 
       s3 += a3[j] * xj;
     }
     const V acc[G] = {s0, s1, s2, s3};
-    V sol[G];  // the group's solved rows, from registers (not reloaded from their masked stores)
-    for (int q = 0; q < g; ++q) {
-      const int r = upper ? g - 1 - q : q;
-      const int64_t i = r0 + r;
-      V xi = vload_part(x + i * k, w) - acc[r];
-      if (upper)
-        for (int p = r + 1; p < g; ++p) xi -= ar[r][r0 + p] * sol[p];
-      else
-        for (int p = 0; p < r; ++p) xi -= ar[r][r0 + p] * sol[p];
-      if (!unit) xi /= ar[r][i];
-      sol[r] = xi;
-      vstore_part(x + i * k, xi, w);
-    }
+    solve_group<T, G>(ar, r0, g, upper, unit, acc, x, x, k, w, [](int64_t, const V&) {});
   }
 }
 
@@ -168,22 +180,11 @@ static void rows_by_dots(const T* a, const T* bx, T* x, int64_t n, int64_t k, in
 #pragma GCC unroll 4
       for (int r = 0; r < G; ++r) acc[r] += ar[r][j] * xj;
     }
-    V sol[G];  // the group's solved rows, from registers
-    for (int q = 0; q < g; ++q) {
-      const int r = upper ? g - 1 - q : q;
-      const int64_t i = r0 + r;
-      V xi = vload_part(bx + i * k, w) - acc[r];
-      if (upper)
-        for (int p = r + 1; p < g; ++p) xi -= ar[r][r0 + p] * sol[p];
-      else
-        for (int p = 0; p < r; ++p) xi -= ar[r][r0 + p] * sol[p];
-      if (!unit) xi /= ar[r][i];
-      sol[r] = xi;
-      vstore_part(x + i * k, xi, w);
+    solve_group<T, G>(ar, r0, g, upper, unit, acc, bx, x, k, w, [&](int64_t i, const V& xi) {
       const int64_t pos = upper ? n - 1 - i : i, t = upper ? J - 1 - pos % J : pos % J;
       T* slot = xp + (pos / J) * W + t;
       for (int c = 0; c < w; ++c) slot[c * J] = xi[c];
-    }
+    });
   }
 }
 
