@@ -137,7 +137,7 @@ def measure_peak() -> dict[int, float]:
 def format_peak(results, peak: dict[int, float]) -> list[str]:
     """Achieved GFLOP/s and fraction of the measured FMA peak of each single-matrix float32 inverse
     (2 n^3 flops), ours and every peer that ran."""
-    lines = [f"Fraction of the FMA peak ({peak[C.THREADS] / 1e9:.0f} GFLOP/s on {C.THREADS} threads, measured "
+    lines = [f"Fraction of the FMA peak ({peak[C.THREADS] / 1e9:.0f} GFLOP/s on {C.THREADS} thread{'s' if C.THREADS > 1 else ''}, measured "
              f"in this run; an n x n inverse counted as 2 n^3 flops)", ""]
     for case, rows, _ in results:
         if not case.group == "inverse" or case.dtype != "float32" or case.shape[0] != 1:
