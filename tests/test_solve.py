@@ -152,6 +152,24 @@ def test_slogdet_of_huge_and_tiny_determinants_does_not_overflow():
         assert sign == -1 and np.isclose(logabs, n * np.log(scale), rtol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slogdet_of_a_power_of_two_is_its_exponent_times_ln2_exactly(dtype):
+    """The identity, a permutation and 2^k I: log|det| exactly 0 (as torch's) and the correctly
+    rounded k n ln 2, on every path (fused n <= 8, unblocked, recursive)."""
+    for n in (1, 3, 8, 9, 64, 65, 600):
+        eye = np.eye(n, dtype=dtype)
+        perm = eye[::-1].copy()
+        for a, want_sign in ((eye, 1), (perm, -1 if (n // 2) % 2 else 1)):
+            sign, logabs = kernels.slogdet(a)
+            assert sign == want_sign and logabs == 0, (n, sign, logabs)
+            s2, l2 = session(Slogdet, DOM, {"A": a[None]}).run(None, {"A": a[None]})
+            assert s2[0] == want_sign and l2[0] == 0, (n, s2, l2)
+            t = torch.linalg.slogdet(torch.from_numpy(a))
+            assert t.sign.item() == want_sign and t.logabsdet.item() == 0
+        sign, logabs = kernels.slogdet(eye * 4)
+        assert sign == 1 and logabs == dtype(2 * n * np.log(2.0)), (n, logabs)
+
+
 def test_nan_inf_and_empty_as_torch():
     for a in (np.full((3, 3), np.nan), np.array([[1.0, np.inf], [0, 1]]), np.zeros((2, 0, 0)), np.zeros((0, 3, 3)),
               np.zeros((3, 3))):

@@ -564,6 +564,13 @@ static OC_ALWAYS_INLINE void determinant(const T* f, int64_t stride, const int32
     }
   }
   if (sign) *sign = s == T(0) ? T(0) : s;  // no -0
+  int e = 0;
+  mant = frexp(mant, &e);  // then into [sqrt(1/2), sqrt(2)): a power of two's log is exp2 ln 2 alone
+  exp2 += e;               // (log(1/2) + ln 2 left the identity's log|det| at -1e-16, torch's is 0)
+  if (mant < 0.70710678118654752440) {
+    mant *= 2.0;
+    exp2 -= 1;
+  }
   if (logabs) *logabs = (T)(log(mant) + (double)exp2 * 0.69314718055994530942);
 }
 
