@@ -31,7 +31,9 @@ static void* _Atomic only_site;
 static atomic_long seen, failed, first_fail, fail_count;
 static void* _Atomic sites[kMaxSites];
 static atomic_int nsites;
-static __thread int inside; /* dladdr may allocate: no recursion into the check */
+/* dladdr may allocate: no recursion into the check (initial-exec: its first touch on a thread must not
+   allocate either; a preloaded library gets static TLS) */
+static __thread int inside __attribute__((tls_model("initial-exec")));
 
 void oc_malloc_faults(void* site, long first, long count) {
   atomic_store(&active, 0);
