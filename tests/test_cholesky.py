@@ -101,6 +101,27 @@ def test_info_as_torch_for_not_positive_definite_and_nan(dtype):
         np.testing.assert_array_equal(CholeskyEx.reference(a, upper=upper)[1], info)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [2, 3, 8, 16, 17, 40])
+def test_info_is_the_first_failed_minor_when_later_ones_fail_too(dtype, n):
+    """A matrix whose leading minors fail at several orders: info is the first (as LAPACK's potrf,
+    which stops there), on the small vector path (n <= 16, a lane that failed keeps its first
+    info) and the recursive one, alone and among good matrices of a batch."""
+    rng = np.random.default_rng(n)
+    a = spd(rng, (5, n, n), dtype)
+    a[1, 0, 0] = -1.0  # orders 1 and n
+    a[1, n - 1, n - 1] = -1.0
+    a[2, n // 2, n // 2] = np.nan  # then order n negative
+    a[2, n - 1, n - 1] = -2.0
+    a[3] = -np.eye(n, dtype=dtype)  # every order fails
+    want = [0, 1, n // 2 + 1, 1, 0]
+    for upper in (0, 1):
+        np.testing.assert_array_equal(torch.linalg.cholesky_ex(torch.from_numpy(a), upper=bool(upper))[1], want)
+        np.testing.assert_array_equal(run(CholeskyEx, a, upper=upper)[1], want)
+        np.testing.assert_array_equal(kernels.cholesky_ex(a, upper=upper)[1], want)
+        np.testing.assert_array_equal([kernels.cholesky_ex(x, upper=upper)[1] for x in a], want)  # alone
+
+
 def test_not_positive_definite_is_an_error_naming_op_node_and_batch_index():
     a = not_pd(np.float64)
     sess = session(Cholesky, DOM, {"A": (np.float64, None)})

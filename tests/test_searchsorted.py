@@ -120,6 +120,20 @@ def test_short_rows_counted_or_bisected_give_torchs_answers(dtype):
         assert_all_paths(seq, values, right=right)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_a_short_row_starting_with_nan_is_bisected_as_torch(dtype):
+    """A short row whose first boundary is NaN (the rest ascending; or the NaN alone, with no pair to
+    compare it in) is not ascending: counting would skip the NaN, the bisection (torch's) does not:
+    every value torch's answer (a lone NaN boundary: every value after it)."""
+    values = np.array([-4, -3, -2, 0, 1, 3, 6, 10, np.inf, np.nan], dtype)
+    for right in (0, 1):
+        assert_all_paths(np.array([[np.nan, -3, -1, 0, 2, 5, 9], [np.nan, 1, 2, 3, 4, 5, 6]], dtype),
+                         np.stack([values, values]), right=right)
+        assert_all_paths(np.array([np.nan], dtype), values, right=right)
+        assert_all_paths(np.array([[np.nan], [0.5], [np.nan]], dtype), np.stack([values] * 3), right=right)
+        np.testing.assert_array_equal(run_session(np.array([np.nan], dtype), values, right=right), 1)
+
+
 def test_large_sequence_and_many_values():
     rng = np.random.default_rng(4)
     seq = np.sort(rng.standard_normal(1_000_000).astype(np.float32))

@@ -124,6 +124,46 @@ def test_singular_is_info_in_solve_ex_and_an_error_in_solve(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [6, 8, 9, 20, 64, 65, 130])
+def test_info_is_the_first_zero_pivot_when_there_are_several(dtype, n):
+    """Two zero columns give two exact zero pivots: info is the first (as getrf), on every path (fused
+    n <= 8, unblocked, recursive), for a single matrix and for a batch of them."""
+    rng = np.random.default_rng(n)
+    a = (rng.standard_normal((3, n, n)) + 2 * np.eye(n)).astype(dtype)
+    a[1, :, 2] = 0.0  # pivots 3 and n - 1
+    a[1, :, n - 2] = 0.0
+    a[2, :, n // 2] = 0.0  # pivots n // 2 + 1 and n
+    a[2, :, n - 1] = 0.0
+    b = rng.standard_normal((3, n, 2)).astype(dtype)
+    want = [0, 3, n // 2 + 1]
+    np.testing.assert_array_equal(torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b))[1], want)
+    np.testing.assert_array_equal(kernels.solve_ex(a, b)[1], want)
+    np.testing.assert_array_equal([kernels.solve_ex(x, y)[1] for x, y in zip(a, b)], want)  # alone
+    np.testing.assert_array_equal(kernels.solve_ex(a, b[:, :, 0])[1], want)  # vectors
+    sess = session(Solve, DOM, {"A": (dtype, None), "B": (dtype, None)})
+    with pytest.raises(InvalidArgument, match=r"batch index 1 is singular \(its pivot 3 is zero\)"):
+        sess.run(None, {"A": a, "B": b})
+    with pytest.raises(ValueError, match=rf"batch index 0 is singular \(its pivot {n // 2 + 1} is zero\)"):
+        kernels.solve(a[2], b[2])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slogdet_of_more_pivots_than_doubles_exponent_range(dtype):
+    """1100 pivots of mantissa 1/2 (4 I, I / 4, rows of 4 I shuffled): the mantissas' product
+    (2^-1100) is below double's range unless renormalized on the way; log|det| is still 2 n ln 2
+    (or its opposite), and the sign torch's."""
+    n = 1100
+    eye = np.eye(n, dtype=dtype)
+    shuffled = 4 * eye[np.random.default_rng(0).permutation(n)]
+    for a, want in ((4 * eye, 2 * n * np.log(2.0)), (eye / 4, -2 * n * np.log(2.0)), (shuffled, 2 * n * np.log(2.0))):
+        t = torch.linalg.slogdet(torch.from_numpy(a))
+        sign, logabs = kernels.slogdet(a)
+        assert sign == t.sign.item() and np.isclose(logabs, want, rtol=1e-6), (sign, logabs, want)
+        s2, l2 = session(Slogdet, DOM, {"A": a[None]}).run(None, {"A": a[None]})
+        assert s2[0] == sign and np.isclose(l2[0], want, rtol=1e-6), (s2, l2, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", [3, 8, 17, 130])
 def test_slogdet_as_torch(dtype, n):
     rng = np.random.default_rng(n)

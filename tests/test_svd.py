@@ -170,6 +170,24 @@ def test_nan_and_inf_are_errors_naming_op_node_and_batch_index(dtype):
         torch.linalg.svdvals(torch.from_numpy(a))
 
 
+@pytest.mark.parametrize("shape", [(3, 5), (5, 3), (7, 7), (12, 9), (9, 12)])
+def test_a_nan_or_an_inf_in_the_last_entry_is_an_error(shape):
+    """Every entry is checked, the last one too: Jacobi (k < 8) and bidiagonal paths, wide and tall."""
+    a = np.random.default_rng(3).standard_normal((3,) + shape)
+    a[1, -1, -1] = np.nan
+    a[2, -1, -1] = np.inf
+    for op in (Svd, Svdvals):
+        sess = session(op, DOM, {"A": (a.dtype, None)})
+        with pytest.raises(InvalidArgument, match=r"the matrix at batch index 1 holds a NaN or an infinity"):
+            sess.run(None, {"A": a})
+        with pytest.raises(InvalidArgument, match=r"the matrix at batch index 0 holds a NaN or an infinity"):
+            sess.run(None, {"A": a[2:]})
+    with pytest.raises(ValueError, match=r"Svdvals: input A: the matrix at batch index 1 holds a NaN"):
+        kernels.svdvals(a[:2])
+    with pytest.raises(ValueError, match=r"Svd: input A: the matrix at batch index 0 holds a NaN"):
+        kernels.svd(a[2])
+
+
 @pytest.mark.parametrize("shape", [(3,), ()])
 def test_bad_shapes_are_clear_errors(shape):
     for op in (Svd, Svdvals):
