@@ -418,6 +418,11 @@ def test_solve_ex_and_slogdet_on_gpu_info_sign_and_inf():
     assert not np.isfinite(cp.asnumpy(kernels.solve(cp.asarray(a), cp.asarray(b)))[1]).all()  # no error on CUDA
     for got, want in zip(kernels.slogdet(cp.asarray(a)), kernels.slogdet(a)):
         np.testing.assert_allclose(cp.asnumpy(got), want, rtol=1e-12)
+    c = np.random.default_rng(1).standard_normal((2, 6, 6))
+    c[1, :, 2] = c[1, :, 4] = 0.0  # X A = B: A's own first zero pivot (3), as torch's, not A^T's (5)
+    xc, infoc = kernels.solve_ex(cp.asarray(c), cp.asarray(np.ones((2, 3, 6))), left=0)
+    np.testing.assert_array_equal(cp.asnumpy(infoc), [0, 3])
+    np.testing.assert_allclose(cp.asnumpy(xc)[0], kernels.solve(c[0], np.ones((3, 6)), left=0), rtol=1e-9)
     sign, logabs = kernels.slogdet(cp.asarray(np.zeros((2, 0, 0))))
     np.testing.assert_array_equal(cp.asnumpy(sign), [1, 1])
     np.testing.assert_array_equal(cp.asnumpy(logabs), [0, 0])

@@ -148,6 +148,37 @@ def test_info_is_the_first_zero_pivot_when_there_are_several(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [6, 8, 9, 20, 64, 65, 130])
+def test_x_a_equals_b_reports_the_info_of_a_itself(dtype, n):
+    """X A = B (left=0): info is the first zero pivot of A's own LU, as torch's (which factors A and
+    solves with its transpose, getrs 'T'), not of A^T's (zero columns 3 and n - 1 of A are zero rows of
+    A^T: its first zero pivot would be n - 1). On every path (fused n <= 8, unblocked, recursive; a
+    single matrix and a batch; session), and the non-singular solution still solves X A = B."""
+    rng = np.random.default_rng(n + 1)
+    a = (rng.standard_normal((3, n, n)) + 2 * np.eye(n)).astype(dtype)
+    a[1, :, 2] = 0.0  # A's pivots 3 and n - 1
+    a[1, :, n - 2] = 0.0
+    a[2, :, n // 2] = 0.0  # A's pivots n // 2 + 1 and n; A^T's first would be n - 1
+    a[2, :, n - 1] = 0.0
+    b = rng.standard_normal((3, 4, n)).astype(dtype)
+    want = torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b), left=False)[1].numpy()
+    np.testing.assert_array_equal(want, [0, 3, n // 2 + 1])
+    x, info = kernels.solve_ex(a, b, left=0)
+    np.testing.assert_array_equal(info, want)
+    assert_solution(a[0], b[0], x[0], left=0)
+    np.testing.assert_array_equal([kernels.solve_ex(p, q, left=0)[1] for p, q in zip(a, b)], want)  # alone
+    x0 = kernels.solve(a[0], b[0], left=0)
+    assert_solution(a[0], b[0], x0, left=0)
+    sess = session(SolveEx, DOM, {"A": (dtype, None), "B": (dtype, None)}, attrs={"left": 0})
+    xs, infos = sess.run(None, {"A": a, "B": b})
+    np.testing.assert_array_equal(infos, want)
+    np.testing.assert_array_equal(xs[0], x[0])
+    ref_x, ref_info = SolveEx.reference(a, b, left=0)  # the NumPy reference: the same convention
+    np.testing.assert_array_equal(ref_info, want)
+    assert_solution(a[0], b[0], ref_x[0], left=0)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_slogdet_of_more_pivots_than_doubles_exponent_range(dtype):
     """1100 pivots of mantissa 1/2 (4 I, I / 4, rows of 4 I shuffled): the mantissas' product
     (2^-1100) is below double's range unless renormalized on the way; log|det| is still 2 n ln 2

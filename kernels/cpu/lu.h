@@ -23,23 +23,26 @@ void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t
 /* `count` solves with the factors of oc_lu: block m of x (n x k, rows contiguous) is the solution
    of A X = B for A = the factors at lu + a_index[m] * n * n and B = the block at b + b_index[m] *
    n * k (a_index, b_index NULL: m; rows = false: columns of the block are the right-hand sides;
-   rows = true: the block is k x n and each row is one right-hand side, as getrs with k vectors).
-   A zero pivot gives inf/NaN
-   (a division by it), never an error. */
+   rows = true: the block is k x n and each row is one right-hand side, as getrs with k vectors;
+   trans (rows only): each row x solves A^T x = b with A's factors (X A = B; getrs with trans 'T').
+   A zero pivot gives inf/NaN (a division by it), never an error. */
 void oc_lu_solve_f32(const float* lu, const int32_t* piv, const float* b, float* x, const int64_t* a_index,
-                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par);
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, bool trans,
+                     oc_parallel par);
 void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, double* x, const int64_t* a_index,
-                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par);
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, bool trans,
+                     oc_parallel par);
 
 /* oc_lu and oc_lu_solve fused, for no broadcast (block m of b and x with matrix m of a) and either
    n <= OC_LU_FUSED_MAX_N (each matrix factored and solved while in cache) or count 1 (factored into
    a working copy and solved from it): the factors never stored; info as oc_lu's. Returns 0, or
-   OC_OUT_OF_MEMORY (count 1 only) when the working copy could not be allocated: nothing written. */
+   OC_OUT_OF_MEMORY (count 1 only) when the working copy could not be allocated: nothing written.
+   rows, trans: as oc_lu_solve's (A itself is factored, never its transpose). */
 #define OC_LU_FUSED_MAX_N 8
 int oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
-                           int64_t k, bool rows, bool transpose, oc_parallel par);
+                           int64_t k, bool rows, bool trans, oc_parallel par);
 int oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
-                           int64_t k, bool rows, bool transpose, oc_parallel par);
+                           int64_t k, bool rows, bool trans, oc_parallel par);
 
 /* sign and log|det| of `count` n x n matrices a (either output may be NULL), as torch.linalg.slogdet
    (a zero pivot: sign 0, logabsdet -inf; NaN: sign 0, logabsdet NaN); n >= 1. lu, piv, info: scratch

@@ -8,9 +8,9 @@
 // n <= kSmall by rows of X (each step an axpy along a contiguous row segment of a column chunk),
 // for larger n on a column-major copy of the chunk as a recursive blocked trsm (the halves in turn,
 // the first taken off the second by the product of column_major.inc; one column: the vector's
-// steps); as rows (one vector per row: vectors, and X A = B on A's transposed factors), forward and
-// back substitution by dot products of contiguous rows of the factors (by axpys down their columns
-// when column-major). n <= 8 with no broadcast: each matrix is factored and solved (or its
+// steps); as rows (one vector per row: vectors), forward and back substitution by dot products of
+// contiguous rows of the factors (by axpys down their columns when column-major); X A = B's rows
+// with A's own factors (as torch: its info is A's) through A^T = U^T L^T P (solve_vec_t). n <= 8 with no broadcast: each matrix is factored and solved (or its
 // determinant read off) in one pass while in cache, its factors never stored; a single matrix is
 // solved from its working copy (the factors not copied out).
 // Determinants: of A^T's factors (a straight copy in), one log per matrix (a mantissa and exponent
@@ -105,16 +105,17 @@ void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t
   OC_ISA_CALL(oc::lu, factor<double>, a, lu, piv, info, batch, n, transpose, par);
 }
 void oc_lu_solve_f32(const float* lu, const int32_t* piv, const float* b, float* x, const int64_t* a_index,
-                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, solve<float>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, par);
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, bool trans,
+                     oc_parallel par) {
+  OC_ISA_CALL(oc::lu, solve<float>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, trans, par);
 }
 int oc_lu_factor_solve_f32(const float* a, const float* b, float* x, int32_t* info, int64_t count, int64_t n,
-                           int64_t k, bool rows, bool transpose, oc_parallel par) {
-  return OC_ISA_CALL(oc::lu, factor_solve<float>, a, b, x, info, count, n, k, rows, transpose, par);
+                           int64_t k, bool rows, bool trans, oc_parallel par) {
+  return OC_ISA_CALL(oc::lu, factor_solve<float>, a, b, x, info, count, n, k, rows, trans, par);
 }
 int oc_lu_factor_solve_f64(const double* a, const double* b, double* x, int32_t* info, int64_t count, int64_t n,
-                           int64_t k, bool rows, bool transpose, oc_parallel par) {
-  return OC_ISA_CALL(oc::lu, factor_solve<double>, a, b, x, info, count, n, k, rows, transpose, par);
+                           int64_t k, bool rows, bool trans, oc_parallel par) {
+  return OC_ISA_CALL(oc::lu, factor_solve<double>, a, b, x, info, count, n, k, rows, trans, par);
 }
 void oc_lu_slogdet_f32(const float* a, float* lu, int32_t* piv, int32_t* info, float* sign, float* logabs,
                        int64_t count, int64_t n, oc_parallel par) {
@@ -125,8 +126,9 @@ void oc_lu_slogdet_f64(const double* a, double* lu, int32_t* piv, int32_t* info,
   OC_ISA_CALL(oc::lu, slogdet<double>, a, lu, piv, info, sign, logabs, count, n, par);
 }
 void oc_lu_solve_f64(const double* lu, const int32_t* piv, const double* b, double* x, const int64_t* a_index,
-                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
-  OC_ISA_CALL(oc::lu, solve<double>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, par);
+                     const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, bool trans,
+                     oc_parallel par) {
+  OC_ISA_CALL(oc::lu, solve<double>, lu, n, piv, b, x, a_index, b_index, count, n, k, rows, trans, par);
 }
 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
@@ -413,10 +415,33 @@ static void solve_vec(const T* lu, int64_t ld, const int32_t* piv, T* x, int64_t
     x[i] = (x[i] - dot(lu + i * ld + i + 1, x + i + 1, n - 1 - i)) / lu[i * ld + i];
 }
 
+// One right-hand side x (n, holding b) of A^T x = b with A's factors (P A = L U: A^T = U^T L^T P), in
+// place: U^T, then L^T, then the row swaps undone in reverse order (getrs with trans = 'T').
+template <class T>
+static void solve_vec_t(const T* lu, int64_t ld, const int32_t* piv, T* x, int64_t n) {
+  if (n > kSmall) {  // column-major factors: U's and L's columns are U^T's and L^T's rows
+    for (int64_t i = 0; i < n; ++i) x[i] = (x[i] - dot(lu + i * ld, x, i)) / lu[i * ld + i];
+    for (int64_t i = n - 2; i >= 0; --i) x[i] -= dot(lu + i * ld + i + 1, x + i + 1, n - 1 - i);
+  } else {  // row-major factors: sweeps along their rows
+    for (int64_t j = 0; j < n; ++j) {
+      x[j] /= lu[j * ld + j];
+      axpy_sub(x + j + 1, lu + j * ld + j + 1, x[j], n - 1 - j);
+    }
+    for (int64_t j = n - 1; j > 0; --j) axpy_sub(x, lu + j * ld, x[j], j);
+  }
+  for (int64_t i = n - 1; i >= 0; --i)
+    if (piv[i] != i) {
+      const T t = x[i];
+      x[i] = x[piv[i]];
+      x[piv[i]] = t;
+    }
+}
+
 // ld: the factors' leading dimension (n, or the padded working copy's; matrices ld * n apart).
+// trans (rows only): each row solved with A^T (X A = B).
 template <class T>
 void solve(const T* lu, int64_t ld, const int32_t* piv, const T* b, T* x, const int64_t* a_index,
-           const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, oc_parallel par) {
+           const int64_t* b_index, int64_t count, int64_t n, int64_t k, bool rows, bool trans, oc_parallel par) {
   const int64_t nn = n * n, nk = n * k;
   const int64_t chunk = rows ? int64_t{16} : int64_t{kChunk};  // vectors (rows) or columns per unit
   const int64_t chunks = div_up(k, chunk);
@@ -436,7 +461,10 @@ void solve(const T* lu, int64_t ld, const int32_t* piv, const T* b, T* x, const 
       if (rows) {
         for (int64_t r = lo; r < hi; ++r) {
           memcpy(xm + r * n, bm + r * n, (size_t)n * sizeof(T));
-          solve_vec(f, ld, p, xm + r * n, n);
+          if (trans)
+            solve_vec_t(f, ld, p, xm + r * n, n);
+          else
+            solve_vec(f, ld, p, xm + r * n, n);
         }
       } else if (k == 1) {  // one column: contiguous, the vector's steps
         memcpy(xm, bm, (size_t)n * sizeof(T));
@@ -476,21 +504,49 @@ static OC_ALWAYS_INLINE void solve_vec_fixed(const T* OC_RESTRICT lu, const int3
   for (int i = 0; i < N; ++i) x[i] = y[i];
 }
 
+// solve_vec_t's steps with n known at compile time (row-major factors).
+template <class T, int N>
+static OC_ALWAYS_INLINE void solve_vec_t_fixed(const T* OC_RESTRICT lu, const int32_t* piv, T* OC_RESTRICT x) {
+  T y[N];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) y[i] = x[i];
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {
+#pragma GCC unroll 8
+    for (int j = 0; j < i; ++j) y[i] -= lu[j * N + i] * y[j];
+    y[i] /= lu[i * N + i];
+  }
+#pragma GCC unroll 8
+  for (int i = N - 2; i >= 0; --i)
+#pragma GCC unroll 8
+    for (int j = i + 1; j < N; ++j) y[i] -= lu[j * N + i] * y[j];
+#pragma GCC unroll 8
+  for (int i = N - 1; i >= 0; --i) {
+    const T t = y[i];
+    y[i] = y[piv[i]];
+    y[piv[i]] = t;
+  }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) x[i] = y[i];
+}
+
 // Matrices [m0, m1), each factored and solved while in cache (no broadcast: block m of b and x
-// goes with matrix m of a).
+// goes with matrix m of a). trans (rows only): each row solved with A^T (X A = B).
 template <class T, int N>
 static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int64_t m0, int64_t m1, int64_t k,
-                               bool rows, bool transpose) {
+                               bool rows, bool trans) {
   T w[N * N];
   int32_t piv[N];
   for (int64_t m = m0; m < m1; ++m) {
-    load_matrix(a + m * N * N, w, N, transpose);
+    load_matrix(a + m * N * N, w, N, false);
     info[m] = 0;
     factor_fixed<T, N>(w, piv, info + m);
     const T* bm = b + m * N * k;
     T* xm = x + m * N * k;
     memcpy(xm, bm, (size_t)(N * k) * sizeof(T));
-    if (rows)
+    if (rows && trans)
+      for (int64_t r = 0; r < k; ++r) solve_vec_t_fixed<T, N>(w, piv, xm + r * N);
+    else if (rows)
       for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N>(w, piv, xm + r * N);
     else
       solve_cols(w, N, piv, xm, N, k, 0, k);
@@ -502,7 +558,7 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
 // scratch's page faults were ~5% of a direct call). false: no memory for the working copy.
 template <class T>
 static bool factor_solve_one(const T* a, const T* b, T* x, int32_t* info, int64_t n, int64_t k, bool rows,
-                             bool transpose, oc_parallel par) {
+                             bool trans, oc_parallel par) {
   const int64_t ld = n > kSmall ? padded_stride<T>(n) : n;
   const size_t elems = (size_t)(ld * n);
   const LuScratch scratch(elems * sizeof(T) + (size_t)n * sizeof(int32_t), true);
@@ -511,20 +567,20 @@ static bool factor_solve_one(const T* a, const T* b, T* x, int32_t* info, int64_
   int32_t* piv = (int32_t*)(w + elems);
   *info = 0;
   if (n > kSmall) {
-    factor_large(a, (T*)nullptr, piv, info, n, transpose, w, par, kMaxInnerTasks);
+    factor_large(a, (T*)nullptr, piv, info, n, false, w, par, kMaxInnerTasks);
   } else {
-    load_matrix(a, w, n, transpose);
+    load_matrix(a, w, n, false);
     factor_one(w, n, piv, info);
   }
-  solve(w, ld, piv, b, x, (const int64_t*)nullptr, (const int64_t*)nullptr, 1, n, k, rows, par);
+  solve(w, ld, piv, b, x, (const int64_t*)nullptr, (const int64_t*)nullptr, 1, n, k, rows, trans, par);
   return true;
 }
 
 template <class T>
 int factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int64_t n, int64_t k, bool rows,
-                 bool transpose, oc_parallel par) {
+                 bool trans, oc_parallel par) {
   if (n > OC_LU_FUSED_MAX_N)  // a single matrix (lu.h)
-    return factor_solve_one(a, b, x, info, n, k, rows, transpose, par) ? 0 : OC_OUT_OF_MEMORY;
+    return factor_solve_one(a, b, x, info, n, k, rows, trans, par) ? 0 : OC_OUT_OF_MEMORY;
   const int64_t nt = num_tasks(count, (double)n * n * (n + k), 1 << 15, 1024);
   auto task = [&](size_t t) {
     int64_t m0, m1;
@@ -532,7 +588,7 @@ int factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int
     switch (n) {
 #define OC_SMALL(s)                                                           \
   case s:                                                                     \
-    factor_solve_fixed<T, s>(a, b, x, info, m0, m1, k, rows, transpose);      \
+    factor_solve_fixed<T, s>(a, b, x, info, m0, m1, k, rows, trans);          \
     break;
       OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
 #undef OC_SMALL

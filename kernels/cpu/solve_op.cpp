@@ -16,8 +16,9 @@ struct Factors {
   int32_t* info = nullptr;
 };
 
-// Factors the a_count matrices of A (transposed for X A = B) into scratch; info into `info` if given.
-int factor(oc::Context& ctx, int32_t dtype, const void* a, int64_t count, int64_t n, bool transpose,
+// Factors the a_count matrices of A (as they are, for X A = B too: its info is A's, as torch's) into
+// scratch; info into `info` if given.
+int factor(oc::Context& ctx, int32_t dtype, const void* a, int64_t count, int64_t n,
            int32_t* info, Factors* f) {
   const size_t elem = dtype == OC_DOUBLE ? sizeof(double) : sizeof(float);
   void* p = nullptr;
@@ -31,9 +32,9 @@ int factor(oc::Context& ctx, int32_t dtype, const void* a, int64_t count, int64_
   }
   const oc_parallel par = oc_cpu::pool(ctx);
   if (dtype == OC_DOUBLE)
-    oc_lu_f64(static_cast<const double*>(a), static_cast<double*>(f->lu), f->piv, f->info, count, n, transpose, par);
+    oc_lu_f64(static_cast<const double*>(a), static_cast<double*>(f->lu), f->piv, f->info, count, n, false, par);
   else
-    oc_lu_f32(static_cast<const float*>(a), static_cast<float*>(f->lu), f->piv, f->info, count, n, transpose, par);
+    oc_lu_f32(static_cast<const float*>(a), static_cast<float*>(f->lu), f->piv, f->info, count, n, false, par);
   return OC_OK;
 }
 
@@ -61,7 +62,7 @@ int solve_common(oc::Context& ctx, bool ex) {
     if constexpr (!std::is_same_v<T, float> && !std::is_same_v<T, double>) {
       static_assert(oc::unhandled<T>, "Solve: a declared element type with no CPU kernel");
     } else {
-      const bool rows = s.vector || !s.left;  // one right-hand side per row of the block
+      const bool rows = s.vector || !s.left;  // one right-hand side per row of the block (X A = B: with A^T)
       const oc_parallel par = oc_cpu::pool(ctx);
       // no broadcast and small matrices or a single one: factored and solved in one pass (lu.h)
       if (s.x != nullptr && (s.n <= OC_LU_FUSED_MAX_N || s.a_count == 1) && s.a_count == s.batch.count &&
@@ -83,7 +84,7 @@ int solve_common(oc::Context& ctx, bool ex) {
         // no memory for the working copy: the factors into the op's scratch below
       }
       Factors f;
-      if (int rc = factor(ctx, dtype, s.a, s.a_count, s.n, !s.left, s.info, &f)) return rc;
+      if (int rc = factor(ctx, dtype, s.a, s.a_count, s.n, s.info, &f)) return rc;
       if (!ex)
         if (int rc = singular(ctx, f.info, s.a_count)) return rc;
       if (s.x == nullptr) return OC_OK;
@@ -98,10 +99,10 @@ int solve_common(oc::Context& ctx, bool ex) {
       }
       if constexpr (std::is_same_v<T, double>)
         oc_lu_solve_f64(static_cast<const double*>(f.lu), f.piv, static_cast<const double*>(s.b),
-                        static_cast<double*>(s.x), a_index, b_index, s.batch.count, s.n, s.k, rows, par);
+                        static_cast<double*>(s.x), a_index, b_index, s.batch.count, s.n, s.k, rows, !s.left, par);
       else
         oc_lu_solve_f32(static_cast<const float*>(f.lu), f.piv, static_cast<const float*>(s.b),
-                        static_cast<float*>(s.x), a_index, b_index, s.batch.count, s.n, s.k, rows, par);
+                        static_cast<float*>(s.x), a_index, b_index, s.batch.count, s.n, s.k, rows, !s.left, par);
       return OC_OK;
     }
   });

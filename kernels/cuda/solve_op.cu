@@ -1,7 +1,7 @@
 // Solve, SolveEx and Slogdet on CUDA, as ortcustom kernels (ortcustom/kernel.h): one thread per
 // matrix of A factors it (getrf's unblocked loop, as the CPU's small path) into scratch; then one
-// thread per right-hand side (a column of X for A X = B, a row for vectors and X A = B, on A's
-// transposed factors) solves it, or one thread per matrix reads the determinant off U (of A^T, as the CPU's). Batch
+// thread per right-hand side (a column of X for A X = B, a row for vectors, a row of X A = B with
+// A's own factors transposed: U^T, L^T, the swaps undone, so that info is A's as torch's) solves it, or one thread per matrix reads the determinant off U (of A^T, as the CPU's). Batch
 // broadcasting as the CPU entry; on the host's stream, nothing synchronized. Solve cannot check for
 // a singular matrix without a synchronization: its X is then inf/NaN (SolveEx reports it in info).
 // Built for the batched small matrices of robotics and vision; a large single matrix gets one thread.
@@ -66,7 +66,7 @@ __global__ void __launch_bounds__(kThreads)
 template <class T>
 __global__ void __launch_bounds__(kThreads)
     solve_kernel(const T* __restrict__ LU, const int32_t* __restrict__ piv, const T* __restrict__ B,
-                 T* __restrict__ X, oc_ops::BatchBroadcast batch, int64_t n, int64_t k, bool rows) {
+                 T* __restrict__ X, oc_ops::BatchBroadcast batch, int64_t n, int64_t k, bool rows, bool trans) {
   const int64_t total = batch.count * k;
   for (int64_t u = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; u < total; u += (int64_t)gridDim.x * blockDim.x) {
     const int64_t m = u / k, c = u - m * k;
@@ -79,6 +79,25 @@ __global__ void __launch_bounds__(kThreads)
     const T* b = B + ob * n * k + base;
     T* x = X + m * n * k + base;
     for (int64_t i = 0; i < n; ++i) x[i * step] = b[i * step];
+    if (trans) {  // A^T x = b (a row of X A = B): A^T = U^T L^T P
+      for (int64_t i = 0; i < n; ++i) {
+        T v = x[i];
+        for (int64_t j = 0; j < i; ++j) v -= f[j * n + i] * x[j];
+        x[i] = v / f[i * n + i];
+      }
+      for (int64_t i = n - 2; i >= 0; --i) {
+        T v = x[i];
+        for (int64_t j = i + 1; j < n; ++j) v -= f[j * n + i] * x[j];
+        x[i] = v;
+      }
+      for (int64_t i = n - 1; i >= 0; --i)
+        if (p[i] != i) {
+          const T t = x[i];
+          x[i] = x[p[i]];
+          x[p[i]] = t;
+        }
+      continue;
+    }
     for (int64_t i = 0; i < n; ++i)
       if (p[i] != i) {
         const T t = x[i * step];
@@ -153,10 +172,10 @@ int solve_common(oc::Context& ctx, bool ex) {
     if (cudaError_t e = oc_cuda::device_info(&dev)) return oc_cuda::failed(ctx, e);
     T* lu = nullptr;
     int32_t* piv = nullptr;
-    if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.a_count, s.n, !s.left, s.info, &lu, &piv, dev)) return rc;
+    if (int rc = factor<T>(ctx, static_cast<const T*>(s.a), s.a_count, s.n, false, s.info, &lu, &piv, dev)) return rc;
     if (s.x == nullptr) return OC_OK;
     solve_kernel<T><<<grid(s.batch.count * s.k, dev), kThreads, 0, stream>>>(
-        lu, piv, static_cast<const T*>(s.b), static_cast<T*>(s.x), s.batch, s.n, s.k, s.vector || !s.left);
+        lu, piv, static_cast<const T*>(s.b), static_cast<T*>(s.x), s.batch, s.n, s.k, s.vector || !s.left, !s.left);
     if (cudaError_t e = cudaGetLastError()) return oc_cuda::failed(ctx, e);
     return OC_OK;
   });

@@ -69,6 +69,19 @@ def _getrs(lu, piv, b):
     return y
 
 
+def _getrs_t(lu, piv, b):
+    """b's columns solved against A^T with A's factorization (getrs 'T': U^T, L^T, the swaps undone)."""
+    y = b.copy()
+    n = lu.shape[0]
+    for i in range(n):
+        y[i] = (y[i] - lu[:i, i] @ y[:i]) / lu[i, i]
+    for i in reversed(range(n - 1)):
+        y[i] -= lu[i + 1:, i] @ y[i + 1:]
+    for k in reversed(range(n)):
+        y[[k, piv[k]]] = y[[piv[k], k]]
+    return y
+
+
 def _solve(A, B, left):
     A, B = np.asarray(A), np.asarray(B)
     vector = _vector_rhs(A.shape, B.shape)
@@ -76,8 +89,8 @@ def _solve(A, B, left):
         raise ValueError("Solve: B is a batch of vectors, which only left=1 takes (X A = B needs B of shape (*, K, N))")
     b = B[..., None] if vector else B
     a = A if A.dtype == np.float32 else A.astype(np.float64)
-    if not left:
-        a, b = np.swapaxes(a, -1, -2), np.swapaxes(b, -1, -2)
+    if not left:  # X A = B as A^T X^T = B^T, with A's own factors (torch's info is A's)
+        b = np.swapaxes(b, -1, -2)
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     n, k = b.shape[-2], b.shape[-1]
     x = np.zeros(batch + (n, k), a.dtype)
@@ -89,7 +102,7 @@ def _solve(A, B, left):
         out = x.reshape(-1, n, k)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             for m, i in enumerate(which):
-                out[m] = _getrs(lu[i], piv[i], rhs[m])
+                out[m] = (_getrs if left else _getrs_t)(lu[i], piv[i], rhs[m])
     elif n and a.size:
         info = _lu(a)[2]
     if not left:
