@@ -478,54 +478,39 @@ void solve(const T* lu, int64_t ld, const int32_t* piv, const T* b, T* x, const 
   parallel_for(par, (size_t)nt, task);
 }
 
-// One right-hand side vector with n known at compile time (solve_vec's steps, unrolled).
-template <class T, int N>
+// One right-hand side vector with n known at compile time (row-major factors): solve_vec's steps,
+// or with Trans solve_vec_t's (A^T x = b), unrolled.
+template <class T, int N, bool Trans>
 static OC_ALWAYS_INLINE void solve_vec_fixed(const T* OC_RESTRICT lu, const int32_t* piv, T* OC_RESTRICT x) {
   T y[N];
 #pragma GCC unroll 8
   for (int i = 0; i < N; ++i) y[i] = x[i];
+  if (!Trans)
 #pragma GCC unroll 8
-  for (int i = 0; i < N; ++i) {
-    const T t = y[i];
-    y[i] = y[piv[i]];
-    y[piv[i]] = t;
+    for (int i = 0; i < N; ++i) {
+      const T t = y[i];
+      y[i] = y[piv[i]];
+      y[piv[i]] = t;
+    }
+#pragma GCC unroll 8
+  for (int i = 0; i < N; ++i) {  // L (unit), or U^T
+#pragma GCC unroll 8
+    for (int j = 0; j < i; ++j) y[i] -= (Trans ? lu[j * N + i] : lu[i * N + j]) * y[j];
+    if (Trans) y[i] /= lu[i * N + i];
   }
 #pragma GCC unroll 8
-  for (int i = 1; i < N; ++i)
+  for (int i = N - 1; i >= 0; --i) {  // U, or L^T (unit)
 #pragma GCC unroll 8
-    for (int j = 0; j < i; ++j) y[i] -= lu[i * N + j] * y[j];
-#pragma GCC unroll 8
-  for (int i = N - 1; i >= 0; --i) {
-#pragma GCC unroll 8
-    for (int j = i + 1; j < N; ++j) y[i] -= lu[i * N + j] * y[j];
-    y[i] /= lu[i * N + i];
+    for (int j = i + 1; j < N; ++j) y[i] -= (Trans ? lu[j * N + i] : lu[i * N + j]) * y[j];
+    if (!Trans) y[i] /= lu[i * N + i];
   }
+  if (Trans)
 #pragma GCC unroll 8
-  for (int i = 0; i < N; ++i) x[i] = y[i];
-}
-
-// solve_vec_t's steps with n known at compile time (row-major factors).
-template <class T, int N>
-static OC_ALWAYS_INLINE void solve_vec_t_fixed(const T* OC_RESTRICT lu, const int32_t* piv, T* OC_RESTRICT x) {
-  T y[N];
-#pragma GCC unroll 8
-  for (int i = 0; i < N; ++i) y[i] = x[i];
-#pragma GCC unroll 8
-  for (int i = 0; i < N; ++i) {
-#pragma GCC unroll 8
-    for (int j = 0; j < i; ++j) y[i] -= lu[j * N + i] * y[j];
-    y[i] /= lu[i * N + i];
-  }
-#pragma GCC unroll 8
-  for (int i = N - 2; i >= 0; --i)
-#pragma GCC unroll 8
-    for (int j = i + 1; j < N; ++j) y[i] -= lu[j * N + i] * y[j];
-#pragma GCC unroll 8
-  for (int i = N - 1; i >= 0; --i) {
-    const T t = y[i];
-    y[i] = y[piv[i]];
-    y[piv[i]] = t;
-  }
+    for (int i = N - 1; i >= 0; --i) {
+      const T t = y[i];
+      y[i] = y[piv[i]];
+      y[piv[i]] = t;
+    }
 #pragma GCC unroll 8
   for (int i = 0; i < N; ++i) x[i] = y[i];
 }
@@ -545,9 +530,9 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
     T* xm = x + m * N * k;
     memcpy(xm, bm, (size_t)(N * k) * sizeof(T));
     if (rows && trans)
-      for (int64_t r = 0; r < k; ++r) solve_vec_t_fixed<T, N>(w, piv, xm + r * N);
+      for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N, true>(w, piv, xm + r * N);
     else if (rows)
-      for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N>(w, piv, xm + r * N);
+      for (int64_t r = 0; r < k; ++r) solve_vec_fixed<T, N, false>(w, piv, xm + r * N);
     else
       solve_cols(w, N, piv, xm, N, k, 0, k);
   }
