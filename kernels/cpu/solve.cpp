@@ -10,9 +10,10 @@
 // the first taken off the second by the product of column_major.inc; one column: the vector's
 // steps); as rows (one vector per row: vectors), forward and back substitution by dot products of
 // contiguous rows of the factors (by axpys down their columns when column-major); X A = B's rows
-// with A's own factors (as torch: its info is A's) through A^T = U^T L^T P (solve_vec_t). n <= 8 with no broadcast: each matrix is factored and solved (or its
-// determinant read off) in one pass while in cache, its factors never stored; a single matrix is
-// solved from its working copy (the factors not copied out).
+// with A's own factors (as torch: its info is A's) through A^T = U^T L^T P (solve_vec_t). n <= 8
+// with no broadcast: each matrix is factored and solved (or its determinant read off) in one pass
+// while in cache, its factors never stored; a single matrix is solved from its working copy (the
+// factors not copied out).
 // Determinants: of A^T's factors (a straight copy in), one log per matrix (a mantissa and exponent
 // product: no overflow, no underflow).
 //

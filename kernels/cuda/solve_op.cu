@@ -1,7 +1,8 @@
 // Solve, SolveEx and Slogdet on CUDA, as ortcustom kernels (ortcustom/kernel.h): one thread per
 // matrix of A factors it (getrf's unblocked loop, as the CPU's small path) into scratch; then one
 // thread per right-hand side (a column of X for A X = B, a row for vectors, a row of X A = B with
-// A's own factors transposed: U^T, L^T, the swaps undone, so that info is A's as torch's) solves it, or one thread per matrix reads the determinant off U (of A^T, as the CPU's). Batch
+// A's own factors transposed: U^T, L^T, the swaps undone, so that info is A's as torch's) solves
+// it, or one thread per matrix reads the determinant off U (of A^T, as the CPU's). Batch
 // broadcasting as the CPU entry; on the host's stream, nothing synchronized. Solve cannot check for
 // a singular matrix without a synchronization: its X is then inf/NaN (SolveEx reports it in info).
 // Built for the batched small matrices of robotics and vision; a large single matrix gets one thread.
