@@ -246,9 +246,11 @@ def test_unet_block_fused_by_the_ort_optimizer_runs_on_cpu(tmp_path):
     onnx_bytes = model.SerializeToString()
     sess = ort.InferenceSession(onnx_bytes, ortcustom.session_options(DOM), providers=CPU)
     np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
-    # the helper: ORT alone first (no CPU kernel here), then ours
+    # the helper: ORT alone first, then ours where ORT has no kernel (no usable CUDA provider). With one,
+    # the whole block runs on ORT's CUDA kernels: TF32 convolutions, 1.1e-3 off torch's CPU on an H200
     sess = inference_session(onnx_bytes, providers=CUDA_FIRST)
-    np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=1e-4, atol=1e-4)
+    tol = 5e-3 if sess.get_providers()[0] == "CUDAExecutionProvider" else 1e-4
+    np.testing.assert_allclose(sess.run(None, {"x": x})[0], want, rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("isa", ["baseline", "avx2", "avx512"])

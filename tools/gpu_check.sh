@@ -11,8 +11,9 @@
 #           16 cores, seconds after); logs under $OUT, each test's result as it ends (-v: a run
 #           cut off still names its failures)
 #
-# Measured on an H200 (2026-11-28): tests/test_cuda.py on 8 workers > 120 s; under memcheck ~5 s
-# a case (so sanitize takes a subset); bench 36 s. Make the calls back to back: an idle machine
+# Measured on an H200 (2026-11-28, two leases): build 81-127 s fresh; tests/test_cuda.py 118-125 s on
+# 8 workers (all passed); memcheck on the subset below 55 s (46 cases); bench 36 s. The 4 piece calls
+# and the test step, back to back, took ~260 s of lease. Make the calls back to back: an idle machine
 # goes back after 30 s.
 set -uo pipefail
 step=${1:?prepare, test, sanitize or bench}
@@ -57,13 +58,17 @@ case $step in
     echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -25 "$OUT/test.log"
     # the GPU cases of other files: device arrays in direct calls, CuPy Python ops, the providers'
     # fallbacks (names with cuda, cupy, gpu or device)
-    timeout 150 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 60 -n 8 -k "cuda or cupy or gpu or device" \
+    timeout 150 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 60 -n 8 -k "cuda or cupy or gpu or device or unet" \
       $T/test_kernels_direct.py $T/test_python_ops.py $T/test_contrib_group_norm.py $T/test_string_tensors.py \
       $T/test_torch_ops.py > "$OUT/test-more.log" 2>&1
     echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test-more.log" | head -20; tail -3 "$OUT/test-more.log" ;;
-  sanitize)  # one dtype and the error cases: every kernel, in the time one call has
+  sanitize)  # every kernel once in float32, the solves' paths, the error cases (55 s before the two
+             # small inverse / group norm cases were added)
     timeout -s INT 400 compute-sanitizer --tool memcheck --error-exitcode 99 --log-file "$OUT/memcheck.log" \
-      $py -m pytest -v --tb=short -p no:cacheprovider -k "float32 or searchsorted or bad_input or singular" \
+      $py -m pytest -v --tb=short -p no:cacheprovider -k "(solve and float32) or slogdet or bad_input or singular \
+      or sorter or (svd and float32 and shape0) or (qr and float32 and shape3) or (eigh and float32 and shape3) \
+      or (cholesky and float32 and shape2) or (inverse_on_gpu and shape0 and float32) \
+      or (group_norm and shape0 and float32)" \
       $T/test_cuda.py > "$OUT/memcheck-tests.log" 2>&1
     echo "rc $?"; grep -E "ERROR SUMMARY|Invalid" "$OUT/memcheck.log" | sort | uniq -c | head; tail -3 "$OUT/memcheck-tests.log" ;;
   bench)
