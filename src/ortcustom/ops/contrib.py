@@ -9,10 +9,11 @@ declarations follow ORT's published schema (since version 1); the kernels are CP
 
 Registering these ops does not give ORT's CUDA provider kernels of ours, but it does change the
 nodes' schema: ORT resolves every com.microsoft GroupNorm / SkipGroupNorm node against the schema
-it builds for a custom op (type constraints named Input0, Input1, ...), and its built-in CUDA
+it builds for a custom op (type strings it names itself, none of them T), and its built-in CUDA
 kernels, whose constraint is named T, then no longer match: session creation fails ("Failed to
-find args for kernel type string 'T'"). `inference_session` therefore tries ORT alone first and
-registers ours only when ORT has no kernel for the nodes (NOT_IMPLEMENTED: no usable GPU).
+find args for kernel type string 'T'"; seen on an H200 with ORT 1.31.1). `inference_session`
+therefore tries ORT alone first and registers ours only when ORT has no kernel for the nodes
+(NOT_IMPLEMENTED: no usable GPU).
 """
 import numpy as np
 
