@@ -57,7 +57,7 @@ case $step in
       > "$OUT/test.log" 2>&1
     echo "rc $?"; grep -E "FAILED|ERROR" "$OUT/test.log" | head -40; tail -25 "$OUT/test.log"
     # the GPU cases of other files: device arrays in direct calls, CuPy Python ops, the providers'
-    # fallbacks (names with cuda, cupy, gpu or device)
+    # fallbacks, the fused UNet block (names with cuda, cupy, gpu, device or unet)
     timeout 150 $py -m pytest -v --tb=short -p no:cacheprovider --timeout 60 -n 8 -k "cuda or cupy or gpu or device or unet" \
       $T/test_kernels_direct.py $T/test_python_ops.py $T/test_contrib_group_norm.py $T/test_string_tensors.py \
       $T/test_torch_ops.py > "$OUT/test-more.log" 2>&1
