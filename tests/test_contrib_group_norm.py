@@ -8,7 +8,7 @@ import pytest
 import ortcustom
 from ortcustom import _customop, kernels
 from ortcustom.ops.contrib import ContribGroupNorm, SkipGroupNorm, domain, inference_session
-from ortcustom.testing import make_model
+from ortcustom.testing import for_runtime, make_model
 
 from helpers import CPU
 
@@ -199,7 +199,7 @@ def _orts_cuda_provider_starts():
     g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])])
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    model = for_runtime(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]))
     return "CUDAExecutionProvider" in ort.InferenceSession(model.SerializeToString(),
                                                           providers=CUDA_FIRST).get_providers()
 
