@@ -215,6 +215,48 @@ def test_slogdet_as_torch(dtype, n):
             assert sign[2] == 0 and logabs[2] == -np.inf
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", range(1, 9))
+def test_slogdet_of_a_batch_is_each_matrix_alone_and_torch(dtype, n):
+    """n <= 8 factors a vector's width of matrices at once, one per lane (and the rest one by one):
+    37 matrices (whole groups of 16, 8, 4 or 2 lanes and a rest), each lane its own pivots, swaps'
+    parity and special case: exact zero pivots, NaN, inf, huge and tiny entries, permutations. Each
+    matrix's result is its own (as alone) and torch's."""
+    rng = np.random.default_rng(100 + n)
+    a = rng.standard_normal((37, n, n)).astype(dtype)
+    big = 1e30 if dtype == np.float32 else 1e200
+    eye = np.eye(n, dtype=dtype)
+    a[3] = eye[rng.permutation(n)]  # a permutation: sign its parity, log|det| 0
+    a[5] = eye[::-1] * dtype(-2)
+    a[7] = 0  # every pivot 0
+    a[8, 0, 0] = np.nan
+    a[10, n - 1, n - 1] = np.inf
+    a[12] *= big  # log|det| far past the dtype's range, either way
+    a[13] /= big
+    a[17] = np.triu(a[17])  # no swap needed
+    a[20, 0, 0] = -np.inf
+    if n >= 2:
+        a[4, :, n - 1] = a[4, :, 0]  # two equal columns: an exact zero pivot of A^T's LU
+        a[9, 0] = 0  # a zero column of A^T: a zero pivot (no update) with later ones nonzero
+        a[21, 1, 1] = np.nan
+    ws, wl = (t.numpy() for t in torch.linalg.slogdet(torch.from_numpy(a)))
+    sign, logabs = kernels.slogdet(a)
+    alone = [kernels.slogdet(m) for m in a]
+    np.testing.assert_array_equal(sign, [s for s, _ in alone])
+    np.testing.assert_allclose(logabs, [v for _, v in alone], rtol=4 * n * EPS[dtype], atol=0)
+    if n >= 2:  # an exact zero pivot (MKL's blocked LU may round it to a tiny one instead)
+        assert sign[4] == 0 and logabs[4] == -np.inf
+        ws[4], wl[4] = sign[4], logabs[4]
+    np.testing.assert_array_equal(sign, ws)
+    finite = np.isfinite(wl)
+    np.testing.assert_array_equal(logabs[~finite], wl[~finite])
+    np.testing.assert_allclose(logabs[finite], wl[finite], rtol=0,
+                               atol=n * 200 * EPS[dtype] * max(1, np.abs(wl[finite]).max()))
+    s2, l2 = session(Slogdet, DOM, {"A": a}).run(None, {"A": a})
+    np.testing.assert_array_equal(s2, sign)
+    np.testing.assert_array_equal(l2, logabs)
+
+
 def test_slogdet_of_huge_and_tiny_determinants_does_not_overflow():
     for scale, n in ((1e3, 300), (1e-3, 300)):
         a = np.eye(n) * scale

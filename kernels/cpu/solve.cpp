@@ -15,7 +15,7 @@
 // while in cache, its factors never stored; a single matrix is solved from its working copy (the
 // factors not copied out).
 // Determinants: of A^T's factors (a straight copy in), one log per matrix (a mantissa and exponent
-// product: no overflow, no underflow).
+// product: no overflow, no underflow); n <= 8 a vector's width of matrices at a time, one per lane.
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -585,35 +585,136 @@ int factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int
   return 0;
 }
 
-// sign and log|det| of one factored matrix: one log (the product of |U's diagonal| kept as a
-// mantissa and a binary exponent, so that it can neither overflow nor underflow).
+// x = m 2^e with m in [1/2, 1), e added to *e: inline for normal numbers (libc's frexp, a call per
+// pivot, was a fifth of a batched 3x3 slogdet), libc's for 0, subnormals, inf and NaN.
+static OC_ALWAYS_INLINE double split_exp(double x, int64_t* e) {
+  uint64_t u;
+  memcpy(&u, &x, sizeof u);
+  const uint64_t ex = (u >> 52) & 0x7ff;
+  if (__builtin_expect(ex == 0 || ex == 0x7ff, 0)) {
+    int k = 0;
+    x = frexp(x, &k);
+    *e += k;
+    return x;
+  }
+  *e += (int64_t)ex - 1022;
+  u = (u & ~(0x7ffULL << 52)) | (1022ULL << 52);
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+// The parity of a factorization's row swaps (1: odd).
+static OC_ALWAYS_INLINE int swap_parity(const int32_t* piv, int64_t n) {
+  int odd = 0;
+  for (int64_t i = 0; i < n; ++i) odd ^= (int)(piv[i] != i);
+  return odd;
+}
+
+// sign and log|det| of one factored matrix, from U's diagonal (stride apart) and the swaps' parity:
+// one log (the product of |U's diagonal| kept as a mantissa and a binary exponent, so that it can
+// neither overflow nor underflow).
 template <class T>
-static OC_ALWAYS_INLINE void determinant(const T* f, int64_t stride, const int32_t* piv, int64_t n, T* sign,
-                                         T* logabs) {
-  T s = T(1);
+static OC_ALWAYS_INLINE void determinant(const T* f, int64_t stride, int64_t n, int odd, T* sign, T* logabs) {
+  // the sign by parity, no branch on it (random signs mispredicted a third of a 3x3's time)
+  int neg = odd, zero = 0;  // zero: a 0 or NaN pivot (sign 0, as torch's)
   double mant = 1.0;
   int64_t exp2 = 0;
   for (int64_t i = 0; i < n; ++i) {
     const T d = f[i * stride];
-    s *= d > T(0) ? T(1) : d < T(0) ? T(-1) : T(0);  // NaN: 0, as torch's sign
-    s = piv[i] != i ? -s : s;
-    int e = 0;
-    mant *= frexp(fabs((double)d), &e);  // 0, inf and NaN pass through the mantissa
-    exp2 += e;
-    if ((i & 31) == 31) {
-      mant = frexp(mant, &e);
-      exp2 += e;
-    }
+    neg ^= (int)(d < T(0));
+    zero |= (int)!((d > T(0)) | (d < T(0)));
+    mant *= split_exp(fabs((double)d), &exp2);  // 0, inf and NaN pass through the mantissa
+    if ((i & 31) == 31) mant = split_exp(mant, &exp2);
   }
-  if (sign) *sign = s == T(0) ? T(0) : s;  // no -0
-  int e = 0;
-  mant = frexp(mant, &e);  // then into [sqrt(1/2), sqrt(2)): a power of two's log is exp2 ln 2 alone
-  exp2 += e;               // (log(1/2) + ln 2 left the identity's log|det| at -1e-16, torch's is 0)
-  if (mant < 0.70710678118654752440) {
-    mant *= 2.0;
-    exp2 -= 1;
-  }
+  if (sign) *sign = zero ? T(0) : neg ? T(-1) : T(1);
+  mant = split_exp(mant, &exp2);  // then into [sqrt(1/2), sqrt(2)): a power of two's log is exp2 ln 2 alone
+  const bool low = mant < 0.70710678118654752440;  // (log(1/2) + ln 2 left the identity's log|det| at
+  mant = low ? mant * 2.0 : mant;                  // -1e-16, torch's is 0)
+  exp2 -= (int64_t)low;
   if (logabs) *logabs = (T)(log(mant) + (double)exp2 * 0.69314718055994530942);
+}
+
+// Matrices [m0, m1) of n = N: A^T loaded (N known: unrolled), factored and its determinant read
+// off while in registers and L1, the factors never stored.
+template <class T, int N>
+static void slogdet_fixed(const T* a, T* sign, T* logabs, int64_t m0, int64_t m1) {
+  T w[N * N];
+  int32_t p[N];
+  for (int64_t m = m0; m < m1; ++m) {
+    const T* am = a + m * N * N;
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+      for (int j = 0; j < N; ++j) w[j * N + i] = am[i * N + j];
+    int32_t info = 0;
+    factor_fixed<T, N>(w, p, &info);
+    determinant(w, N + 1, N, swap_parity(p, N), sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
+  }
+}
+
+// As slogdet_fixed, W matrices at a time, matrix l in lane l of every vector (an 8x8 has too little
+// work for vectors inside it): A^T's LU by lane-wise selects, with factor_fixed's pivot choice and
+// zero-pivot rule, reduced to what the determinant needs (U's rows from the pivot column on; L is
+// neither kept nor swapped). The rest of [m0, m1) (< W matrices) goes to slogdet_fixed.
+template <class T, int N>
+static void slogdet_lanes(const T* a, T* sign, T* logabs, int64_t m0, int64_t m1) {
+  enum { W = Vec<T>::W };
+  typedef typename Vec<T>::type V;
+  const V zero{};
+  int64_t m = m0;
+  for (; m + W <= m1; m += W) {
+    T buf[N * N][W];  // element k of matrix m + l at buf[k][l]
+    const T* am = a + m * N * N;
+    for (int l = 0; l < W; ++l)
+#pragma GCC unroll 8
+      for (int k = 0; k < N * N; ++k) buf[k][l] = am[l * N * N + k];
+    V u[N][N];  // A^T: u[r][c] = A[c][r]
+#pragma GCC unroll 8
+    for (int r = 0; r < N; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < N; ++c) u[r][c] = vload<V>(buf[c * N + r]);
+    V odd = zero;  // 1 in the lanes whose swaps so far were odd
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) {
+      V best = u[j][j] < zero ? -u[j][j] : u[j][j];
+      best = best == best ? best : zero - T(1);
+      V p = zero + T(j);
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const V v = u[i][j] < zero ? -u[i][j] : u[i][j];
+        const auto gt = v > best;
+        best = gt ? v : best;
+        p = gt ? zero + T(i) : p;
+      }
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const auto sw = p == zero + T(i);
+#pragma GCC unroll 8
+        for (int c = j; c < N; ++c) {
+          const V t = u[j][c];
+          u[j][c] = sw ? u[i][c] : t;
+          u[i][c] = sw ? t : u[i][c];
+        }
+      }
+      odd = p != zero + T(j) ? T(1) - odd : odd;
+      const V d = u[j][j];
+      const auto dz = d == zero;  // as getrf: no update (l = 0)
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const V l = dz ? zero : u[i][j] / d;
+#pragma GCC unroll 8
+        for (int c = j + 1; c < N; ++c) u[i][c] -= l * u[j][c];
+      }
+    }
+    T diag[N][W], par[W];
+#pragma GCC unroll 8
+    for (int i = 0; i < N; ++i) vstore(diag[i], u[i][i]);
+    vstore(par, odd);
+    for (int l = 0; l < W; ++l)
+      determinant(&diag[0][l], W, N, (int)(par[l] != T(0)), sign ? sign + m + l : nullptr,
+                  logabs ? logabs + m + l : nullptr);
+  }
+  slogdet_fixed<T, N>(a, sign, logabs, m, m1);
 }
 
 // det(A) = det(A^T), and A^T's factors need no transposition: the column-major working copy of A^T
@@ -630,27 +731,20 @@ void slogdet(const T* a, T* lu, int32_t* piv, int32_t* info, T* sign, T* logabs,
   auto task = [&](size_t t) {
     int64_t m0, m1;
     split_range(count, nt, (int64_t)t, m0, m1);
-    T w[OC_LU_FUSED_MAX_N * OC_LU_FUSED_MAX_N];
-    int32_t p[OC_LU_FUSED_MAX_N];
-    for (int64_t m = m0; m < m1; ++m) {
-      const T* f = fused ? w : lu + m * n * n;
-      const int32_t* q = fused ? p : piv + m * n;
-      if (fused) {
-        int32_t info = 0;
-        load_matrix(a + m * n * n, w, n, true);
-        switch (n) {
-#define OC_SMALL(s)                       \
-  case s:                                 \
-    factor_fixed<T, s>(w, p, &info);      \
-    break;
-          OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
+    switch (fused ? n : 0) {
+#define OC_SMALL(s)                                       \
+  case s:                                                 \
+    slogdet_lanes<T, s>(a, sign, logabs, m0, m1);         \
+    return;
+      OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
 #undef OC_SMALL
-          default: break;
-        }
-      }
-      // U's diagonal: n + 1 apart in full factors, contiguous from factor's diag_only (n > kSmall)
-      determinant(f, fused || n <= kSmall ? n + 1 : 1, q, n, sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
+      default:
+        break;
     }
+    // U's diagonal: n + 1 apart in full factors, contiguous from factor's diag_only (n > kSmall)
+    for (int64_t m = m0; m < m1; ++m)
+      determinant(lu + m * n * n, n <= kSmall ? n + 1 : 1, n, swap_parity(piv + m * n, n),
+                  sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
   };
   parallel_for(par, (size_t)nt, task);
 }
