@@ -36,6 +36,9 @@ const char* oc_cpu_isa(void);
 /* `iterations` rounds of a float32 multiply-add loop at the FMA units' throughput, with the pass
    oc_cpu_isa names; returns the flops done (fma_peak.cpp). */
 double oc_fma_loop(int64_t iterations);
+/* The bytes of a call's inputs and outputs the next call may still find in cache (an AMD core's L3;
+   0 elsewhere): GroupNorm writes a large output past the caches only when more than this. */
+long long oc_cache_keeps_bytes(void);
 
 /* Status of the Inverse entry points: 0 on success, or OC_OUT_OF_MEMORY (kernel.h) when the scratch
    memory of the blocked path (n > 16: about (n + 130) * n elements per matrix in flight, a padded

@@ -15,6 +15,9 @@ OC_EXPORT const char* ortcustom_info_cpu_isa(void) { return oc_cpu_isa(); }
 // for the machine's peak).
 OC_EXPORT double ortcustom_info_fma_loop(int64_t iterations) { return oc_fma_loop(iterations); }
 
+// oc_cache_keeps_bytes(): what GroupNorm's choice of stores is measured against (tests size by it).
+OC_EXPORT long long ortcustom_info_cache_keeps_bytes(void) { return oc_cache_keeps_bytes(); }
+
 // Whether the CUDA kernels were compiled in.
 OC_EXPORT int ortcustom_info_cuda_built(void) { return ORTCUSTOM_CUDA; }
 

@@ -65,3 +65,22 @@ def test_kernel_tests_pass_on_every_pass(value):
                         *(os.path.join(HERE, f) for f in KERNEL_TESTS)],
                        env=isa_env(ORTCUSTOM_ISA=value), capture_output=True, text=True, timeout=900)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+
+
+def test_cache_keeps_bytes_is_an_amd_cores_l3_and_0_elsewhere():
+    """What GroupNorm weighs its non-temporal stores against: the L3 of this core's complex on AMD
+    (as Linux's cache topology reports it), 0 on other CPUs."""
+    from ortcustom.native import builtin_info
+
+    keeps = builtin_info("cache_keeps_bytes")
+    with open("/proc/cpuinfo") as f:
+        vendor = next((line.split(":", 1)[1].strip() for line in f if line.startswith("vendor_id")), "")
+    if vendor != "AuthenticAMD":
+        assert keeps == 0
+        return
+    l3 = "/sys/devices/system/cpu/cpu0/cache/index3/size"
+    if not os.path.exists(l3):
+        pytest.skip(f"{l3} is missing: no L3 size to compare with")
+    with open(l3) as f:
+        size = f.read().strip()  # e.g. 32768K
+    assert size.endswith("K") and keeps == int(size[:-1]) * 1024

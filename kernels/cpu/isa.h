@@ -21,6 +21,11 @@ enum Isa : int { kBaseline = 0, kAvx2 = 1, kAvx512 = 2 };
 // ORTCUSTOM_ISA=baseline|avx2|avx512 (ORTCUSTOM_NO_AVX2: baseline); read once.
 Isa cpu_isa();
 
+// The bytes a call's data (inputs and outputs together) may take and still be found in cache by the
+// next call: an AMD core's L3 (a victim cache of its complex's L2s: every line they evict goes in);
+// 0 elsewhere (an Intel Xeon's non-inclusive L3 keeps evicted lines selectively). Read once.
+long long cache_keeps_bytes();
+
 }  // namespace detail
 }  // namespace oc
 

@@ -195,12 +195,13 @@ def builtin_library_path() -> str:
 
 
 def builtin_info(what: str):
-    """ortcustom_info_<what>() of the built-in library: cpu_isa (str), cuda_built, cuda_device_count."""
+    """ortcustom_info_<what>() of the built-in library: cpu_isa (str), cuda_built, cuda_device_count,
+    cache_keeps_bytes."""
     fn = getattr(load_kernels(builtin_library_path())._handle, "ortcustom_info_" + what)
     if what == "cpu_isa":
         fn.restype = ctypes.c_char_p
         return fn().decode()
-    fn.restype = ctypes.c_int
+    fn.restype = ctypes.c_longlong if what == "cache_keeps_bytes" else ctypes.c_int
     return fn()
 
 
