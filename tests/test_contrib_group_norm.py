@@ -58,7 +58,7 @@ def data(rng, shape, dtype, offset=0.0):
 @pytest.mark.parametrize("channels_last", [1, 0])
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
 @pytest.mark.parametrize("activation", [0, 1])
-@pytest.mark.parametrize("shape,groups", [((2, 5, 7, 32), 8), ((1, 3, 3, 6), 3), ((3, 1, 1, 4), 1),
+@pytest.mark.parametrize("shape,groups", [((2, 5, 7, 32), 8), ((1, 3, 3, 6), 3), ((3, 1, 1, 4), 1), ((2, 3, 5, 40), 8),
                                           ((1, 64, 64, 64), 32)])  # the last: several tasks per image
 def test_group_norm_matches_reference_and_torch(channels_last, dtype, activation, shape, groups):
     rng = np.random.default_rng(sum(shape) + activation)

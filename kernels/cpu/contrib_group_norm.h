@@ -23,6 +23,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include <type_traits>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -42,6 +44,13 @@ namespace oc_contrib {
 #define OC_VEC(fn, ...) OC_ISA_CALL(vec, fn, __VA_ARGS__)
 
 inline void silu(float* v, int64_t len) { OC_VEC(silu, v, len); }
+inline void affine_act(const float* in, float* out, int64_t len, const float* k, const float* a, const float* b,
+                       int64_t kstep, bool act) {
+  OC_VEC(affine_act, in, out, len, k, a, b, kstep, act);
+}
+inline void shifted_sums(const float* v, int64_t len, float K, float* s1, float* s2) {
+  OC_VEC(shifted_sums, v, len, K, s1, s2);
+}
 inline void load_row(const uint16_t* h, float* f, int64_t len) { OC_VEC(halves_to_floats, h, f, len); }
 inline void store_row(const float* f, uint16_t* h, int64_t len) { OC_VEC(floats_to_halves, f, h, len); }
 #undef OC_VEC
@@ -74,18 +83,7 @@ enum : int64_t {
 inline void run_moments(const float* OC_RESTRICT v, int64_t len, Moments& acc) {
   const float K = v[0];
   float s1[kLanes] = {}, s2[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= len; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = v[i + l] - K;
-      s1[l] += d;
-      s2[l] += d * d;
-    }
-  for (int l = 0; i < len; ++i, ++l) {
-    const float d = v[i] - K;
-    s1[l] += d;
-    s2[l] += d * d;
-  }
+  shifted_sums(v, len, K, s1, s2);
   double t1 = 0, t2 = 0;
   for (int l = 0; l < kLanes; ++l) {
     t1 += s1[l];
@@ -145,6 +143,10 @@ void nchw_group(const Job<T>& j, int64_t u) {
   for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
     for (int64_t e = 0; e < j.HW; e += kRun) {
       const int64_t len = j.HW - e < kRun ? j.HW - e : kRun;
+      if (std::is_same<T, float>::value && !j.sum) {  // read in place
+        run_moments((const float*)(const void*)(j.x + (n * j.C + c) * j.HW + e), len, mo);
+        continue;
+      }
       nchw_load(j, n, c, e, len, buf, aux);
       run_moments(buf, len, mo);
     }
@@ -157,9 +159,13 @@ void nchw_group(const Job<T>& j, int64_t u) {
     const int64_t at = (n * j.C + c) * j.HW;
     for (int64_t e = 0; e < j.HW; e += kRun) {
       const int64_t len = j.HW - e < kRun ? j.HW - e : kRun;
+      if (std::is_same<T, float>::value) {  // straight from src to y
+        affine_act((const float*)(const void*)(src + at + e), (float*)(void*)(j.y + at + e), len, &K, &af, &bf, 0,
+                   kSilu);
+        continue;
+      }
       load_row(src + at + e, buf, len);
-      for (int64_t i = 0; i < len; ++i) buf[i] = (buf[i] - K) * af + bf;
-      if (kSilu) silu(buf, len);
+      affine_act(buf, buf, len, &K, &af, &bf, 0, kSilu);
       store_row(buf, j.y + at + e, len);
     }
   }
@@ -239,9 +245,12 @@ void nhwc_apply(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, const float*
   const T* src = j.sum ? j.y : j.x;
   for (int64_t p = p0; p < p1; ++p) {
     const int64_t at = (n * j.HW + p) * C;
+    if (std::is_same<T, float>::value) {
+      affine_act((const float*)(const void*)(src + at), (float*)(void*)(j.y + at), C, k, a, b, 1, kSilu);
+      continue;
+    }
     load_row(src + at, row, C);
-    for (int64_t c = 0; c < C; ++c) row[c] = (row[c] - k[c]) * a[c] + b[c];
-    if (kSilu) silu(row, C);
+    affine_act(row, row, C, k, a, b, 1, kSilu);
     store_row(row, j.y + at, C);
   }
 }
