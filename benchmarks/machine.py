@@ -45,7 +45,8 @@ def _cpuinfo() -> dict[str, str]:
 
 def cpu_info() -> dict:
     """model, vendor, family, model_number, kind (vendor-level name + microarchitecture where
-    known: the RESULTS.md section), cores (usable by this process), isa (the kernels' pass)."""
+    known: the RESULTS.md section), cores (usable by this process), isa (the kernels' pass),
+    keeps (the kernels' cache_keeps_bytes: what GroupNorm's non-temporal stores are weighed against)."""
     from ortcustom.native import builtin_info
 
     ci = _cpuinfo()
@@ -58,13 +59,13 @@ def cpu_info() -> dict:
     kind = brand + (f" {arch}" if arch else (f", family {family} model {number}" if family is not None else ""))
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return {"model": model, "vendor": vendor, "family": family, "model_number": number, "kind": kind,
-            "cores": cores, "isa": builtin_info("cpu_isa")}
+            "cores": cores, "isa": builtin_info("cpu_isa"), "keeps": builtin_info("cache_keeps_bytes")}
 
 
 def cpu_line(info: dict) -> str:
     fam = f"family {info['family']} model {info['model_number']}" if info["family"] is not None else "family ?"
     return (f"{info['model']} ({info['kind']}; {info['vendor'] or '?'} {fam}); {info['cores']} cores usable; "
-            f"kernels' ISA pass {info['isa']}")
+            f"kernels' ISA pass {info['isa']}; cache kept between calls {info['keeps'] / 2**20:g} MiB")
 
 
 def _fma_loop():

@@ -27,6 +27,8 @@ def test_cpu_info_names_the_cpu_and_the_kernels_pass():
     assert info["model"] and info["kind"]
     line = machine.cpu_line(info)
     assert info["model"] in line and info["isa"] in line and f"{info['cores']} cores" in line
+    assert info["keeps"] == builtin_info("cache_keeps_bytes")
+    assert f"cache kept between calls {info['keeps'] / 2**20:g} MiB" in line
     if os.path.exists("/proc/cpuinfo"):
         assert info["family"] is not None and f"family {info['family']} model {info['model_number']}" in line
 
