@@ -35,15 +35,14 @@
 
 namespace oc_contrib {
 
-// silu(v, len): v[i] = v[i] / (1 + e^-v[i]); load_row / store_row: a row of T to and from
-// float; on GCC/clang vectors (parallel.h requires them), of the width of the pass that runs
+// affine_act: a run's output, (v - K) * a + b then SiLU (v / (1 + e^-v)) when asked; shifted_sums:
+// a run's statistics; load_row / store_row: a row of T to and from float; on GCC/clang vectors (parallel.h requires them), of the width of the pass that runs
 // (isa.h), with F16C conversions in the AVX2 and AVX-512 passes.
 #define OC_ISA_PASS_FILE "contrib_vec.inc"
 #define OC_ISA_PASS_NS vec
 #include "isa_passes.inc"  // oc_contrib::vec_base, _avx2, _avx512
 #define OC_VEC(fn, ...) OC_ISA_CALL(vec, fn, __VA_ARGS__)
 
-inline void silu(float* v, int64_t len) { OC_VEC(silu, v, len); }
 inline void affine_act(const float* in, float* out, int64_t len, const float* k, const float* a, const float* b,
                        int64_t kstep, bool act) {
   OC_VEC(affine_act, in, out, len, k, a, b, kstep, act);
