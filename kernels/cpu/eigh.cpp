@@ -671,13 +671,12 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
   });
 }
 
-// Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart) when R: at once, or
+// Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart): at once, or
 // queued and flushed onto w.r (queue; R is then w.r). Couplings below eps times their diagonal
 // neighbours are negligible (float's for the divide and conquer's leaves in float, w.low). false: the
 // iteration cap was reached.
 static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par,
                double eps = std::numeric_limits<double>::epsilon()) {
-  const bool vectors = R != nullptr;
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -713,7 +712,7 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, 
         if (queue) {
           w.qi[w.queued] = i, w.qc[w.queued] = c, w.qs[w.queued] = s;
           ++w.queued;
-        } else if (vectors) {
+        } else {
           double* OC_RESTRICT x = R + i * w.ld;
           double* OC_RESTRICT y = x + w.ld;
           for (int64_t k = 0; k < n; ++k) {
