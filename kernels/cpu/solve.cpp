@@ -634,18 +634,14 @@ static OC_ALWAYS_INLINE void determinant(const T* f, int64_t stride, int64_t n, 
   if (logabs) *logabs = (T)(log(mant) + (double)exp2 * 0.69314718055994530942);
 }
 
-// Matrices [m0, m1) of n = N: A^T loaded (N known: unrolled), factored and its determinant read
+// Matrices [m0, m1) of n = N: A^T loaded, factored and its determinant read
 // off while in registers and L1, the factors never stored.
 template <class T, int N>
 static void slogdet_fixed(const T* a, T* sign, T* logabs, int64_t m0, int64_t m1) {
   T w[N * N];
   int32_t p[N];
   for (int64_t m = m0; m < m1; ++m) {
-    const T* am = a + m * N * N;
-#pragma GCC unroll 8
-    for (int i = 0; i < N; ++i)
-#pragma GCC unroll 8
-      for (int j = 0; j < N; ++j) w[j * N + i] = am[i * N + j];
+    load_matrix(a + m * N * N, w, N, true);
     int32_t info = 0;
     factor_fixed<T, N>(w, p, &info);
     determinant(w, N + 1, N, swap_parity(p, N), sign ? sign + m : nullptr, logabs ? logabs + m : nullptr);
