@@ -602,6 +602,7 @@ def measure(impls: list[Impl], reps: int, warmup: int = 2, min_time: float = 0.0
         k = r % len(impls) if impls else 0
         for im in impls[k:] + impls[:k]:
             time.sleep(settle)
+            _time(im, 1)  # untimed: wakes the cores the pause let sleep
             samples[im.key].append(_time(im, loops[im.key]) / loops[im.key])
     return samples
 

@@ -116,20 +116,45 @@ def fma_peak(threads: int, seconds: float = 0.05, reps: int = 3) -> float:
     return best
 
 
-def noise(reps: int, rep_time: float, pause: float) -> float:
-    """Slowest / fastest of `reps` timings of one fixed piece of work (the FMA loop, about
-    `rep_time` long, on one thread), each after `pause` seconds idle, as the runner times each rep:
-    the spread the machine itself adds (a shared VM's other tenants, clock changes), under which no
-    impl's spread can be expected to fall."""
-    fn = _fma_loop()
-    iters = _iterations(fn, rep_time)
+def _spread(fn, reps: int, pause: float) -> float:
     times = []
     for _ in range(max(2, reps)):
         time.sleep(pause)
+        fn()  # untimed, as the runner's reps
         t = time.perf_counter()
-        fn(iters)
+        fn()
         times.append(time.perf_counter() - t)
     return max(times) / min(times)
+
+
+def noise(reps: int, rep_time: float, pause: float) -> float:
+    """Slowest / fastest of `reps` timings of one fixed piece of work (the FMA loop, about
+    `rep_time` long, on one thread), each after `pause` seconds idle, as the runner times each rep:
+    the spread the machine itself adds to compute (a shared VM's other tenants, clock changes),
+    under which no impl's spread can be expected to fall."""
+    fn = _fma_loop()
+    iters = _iterations(fn, rep_time)
+    return _spread(lambda: fn(iters), reps, pause)
+
+
+def memory_noise(reps: int, rep_time: float, pause: float, nbytes: int = 16 << 20) -> float:
+    """The same for memory traffic: copies between two `nbytes` buffers (the size of a mid
+    GroupNorm's input and output), about `rep_time` per rep, on one thread. On a shared VM this
+    floor is higher than the FMA loop's: other tenants share the caches and memory bandwidth."""
+    import numpy as np
+
+    src = np.ones(nbytes // 8)
+    dst = np.empty_like(src)
+    t = time.perf_counter()
+    np.copyto(dst, src)
+    t = time.perf_counter() - t
+    loops = max(1, int(rep_time / max(t, 1e-9)))
+
+    def work():
+        for _ in range(loops):
+            np.copyto(dst, src)
+
+    return _spread(work, reps, pause)
 
 
 def inverse_flops(n: int) -> float:

@@ -151,6 +151,13 @@ def format_peak(results, peak: dict[int, float]) -> list[str]:
     return lines + [""]
 
 
+def machine_noise(reps: int, min_time: float, settle: float) -> str:
+    """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy)."""
+    t = max(min_time, 0.02)
+    return (f"FMA loop {machine.noise(reps, t, settle):.2f}, "
+            f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}")
+
+
 def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:
     """Rows for one case: {key, label, time (median), spread (slowest / fastest rep), note, info}."""
     import numpy as np
@@ -337,11 +344,12 @@ def main(argv=None) -> int:
         emit(f"{k}: {v}")
     emit(f"mode: {'quick' if a.quick else 'full'}; median of {reps} rep(s) after {warmup} warm-up run(s), each rep "
          f">= {min_time * 1e3:g} ms of back-to-back runs, reps interleaved across impls, {settle * 1e3:g} ms "
-         f"pause before each (lets the last impl's spinning thread pools go idle)")
+         f"pause before each (lets the last impl's spinning thread pools go idle) and one untimed run after it "
+         f"(wakes the cores the pause let sleep: a VM's idle vCPU took up to ~12 ms to come back)")
     emit("spread = slowest / fastest rep of an impl (issue 30's stability goal: <= 1.2)")
-    noise_start = machine.noise(reps, max(min_time, 0.02), settle)
-    emit(f"machine noise: a fixed FMA loop timed as each rep is ({max(2, reps)} reps, the same pause): "
-         f"spread {noise_start:.2f} now (the floor under every impl's spread; again at the end)")
+    noise_start = machine_noise(reps, min_time, settle)
+    emit(f"machine noise: fixed work timed as each rep is ({max(2, reps)} reps, the same pause): "
+         f"spread {noise_start} now (the floor under every impl's spread; again at the end)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()
@@ -361,8 +369,7 @@ def main(argv=None) -> int:
         print(f"  ... {case.key}: {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
     for line in format_table(results):
         emit(line)
-    emit(f"machine noise at the end: spread {machine.noise(reps, max(min_time, 0.02), settle):.2f} "
-         f"(at the start {noise_start:.2f})")
+    emit(f"machine noise at the end: spread {machine_noise(reps, min_time, settle)} (at the start {noise_start})")
     emit()
     if a.cuda and cuda_why:
         emit(f"GPU cases: SKIPPED: {cuda_why}")

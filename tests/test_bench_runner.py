@@ -72,6 +72,27 @@ def test_fma_peak_runs_on_several_threads_at_once():
 def test_machine_noise_is_the_spread_of_a_fixed_loop():
     spread = machine.noise(3, 0.002, 0.0)
     assert 1.0 <= spread < 1000
+    spread = machine.memory_noise(3, 0.002, 0.0, nbytes=1 << 20)
+    assert 1.0 <= spread < 1000
+
+
+def test_each_rep_runs_once_untimed_then_its_loops(monkeypatch):
+    """A rep: the pause, one untimed run (it wakes the cores the pause let sleep), then `loops`
+    timed runs; reps rotate the impls' order."""
+    from benchmarks import _common as C
+
+    calls = []
+    clock = iter(range(10 ** 6))
+    monkeypatch.setattr(C.time, "sleep", lambda s: calls.append("pause"))
+    monkeypatch.setattr(C.time, "perf_counter", lambda: next(clock) * 0.001)
+    impls = [C.Impl(k, k, (lambda k=k: calls.append(k))) for k in ("a", "b")]
+    samples = C.measure(impls, reps=2, warmup=1, min_time=0.0025, settle=0.1)
+    # the loop count comes from one timed run: 1 ms by the fake clock -> 3 runs for 2.5 ms
+    start = ["pause", "a", "a", "pause", "b", "b"]
+    rep0 = ["pause", "a"] + ["a"] * 3 + ["pause", "b"] + ["b"] * 3
+    rep1 = ["pause", "b"] + ["b"] * 3 + ["pause", "a"] + ["a"] * 3
+    assert calls == start + rep0 + rep1
+    assert set(samples) == {"a", "b"} and all(len(v) == 2 for v in samples.values())
 
 
 def test_inverse_flops():
@@ -119,7 +140,8 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "inverse 1x64 float32" in text.split("Fraction of the FMA peak")[1]
         assert "% of peak" in text
         assert "spread = slowest / fastest rep" in text and "spread  note" in text
-        assert "machine noise: a fixed FMA loop" in text and "machine noise at the end: spread" in text
+        assert "machine noise: fixed work" in text and "machine noise at the end: spread FMA loop" in text
+        assert "16 MiB copies" in text and "one untimed run after it" in text
     assert list(run._sections(res.read_text())) == [info["kind"]]
 
 
