@@ -1,7 +1,8 @@
 // Batched singular value decomposition: one-sided (Hestenes) Jacobi for tiny matrices, Householder
 // bidiagonalization and implicit-shift QR on the bidiagonal (svd_bidiag.inc) from k = min(m, n) =
 // kBidiagK (8; kBidiagValuesK = 6 without the vectors) up, the bidiagonal's vectors by divide and
-// conquer from k = kBidiagDcK (64: svd_bidiag_dc.inc).
+// conquer from k = kBidiagDcK (64: svd_bidiag_dc.inc), its values alone by dqds
+// (svd_bidiag_dqds.inc).
 //
 // Both start alike: the matrix is scaled by a power of two so its largest entry is in [0.5, 1) (no
 // squared norm overflows or underflows; exact), and a matrix holding a NaN or an infinity is
