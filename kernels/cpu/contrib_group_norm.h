@@ -13,9 +13,9 @@
 // NCHW: a (n, group) is one contiguous run; one task per (n, group) computes its statistics and
 // then its output while it is still in cache.
 // NHWC: a group is Cg channels of every pixel, a strided read per pixel. Tasks instead take
-// (n, range of pixels) and keep per-channel statistics (contiguous, vectorized over C); a serial
-// step merges them into per-group statistics and per-channel coefficients, and a second
-// parallel pass writes the output over the same pixel ranges.
+// (n, range of pixels) and keep per-channel statistics (contiguous, vectorized over C), merged
+// into the range's per-group ones at its end; a serial step merges the ranges' and makes the
+// per-channel coefficients, and a second parallel pass writes the output over the same ranges.
 #ifndef ORTCUSTOM_KERNELS_CPU_CONTRIB_GROUP_NORM_H
 #define ORTCUSTOM_KERNELS_CPU_CONTRIB_GROUP_NORM_H
 
@@ -36,8 +36,9 @@
 namespace oc_contrib {
 
 // affine_act: a run's output, (v - K) * a + b then SiLU (v / (1 + e^-v)) when asked; shifted_sums:
-// a run's statistics; load_row / store_row: a row of T to and from float; on GCC/clang vectors (parallel.h requires them), of the width of the pass that runs
-// (isa.h), with F16C conversions in the AVX2 and AVX-512 passes.
+// a run's statistics (NCHW); channel_sums: a pixel's added to per-channel ones (NHWC); load_row /
+// store_row: a row of T to and from float; on GCC/clang vectors (parallel.h requires them), of the
+// width of the pass that runs (isa.h), with F16C conversions in the AVX2 and AVX-512 passes.
 #define OC_ISA_PASS_FILE "contrib_vec.inc"
 #define OC_ISA_PASS_NS vec
 #include "isa_passes.inc"  // oc_contrib::vec_base, _avx2, _avx512
@@ -49,6 +50,9 @@ inline void affine_act(const float* in, float* out, int64_t len, const float* k,
 }
 inline void shifted_sums(const float* v, int64_t len, float K, float* s1, float* s2) {
   OC_VEC(shifted_sums, v, len, K, s1, s2);
+}
+inline void channel_sums(const float* v, const float* K, float* s1, float* s2, int64_t len) {
+  OC_VEC(channel_sums, v, K, s1, s2, len);
 }
 inline void load_row(const uint16_t* h, float* f, int64_t len) { OC_VEC(halves_to_floats, h, f, len); }
 inline void store_row(const float* f, uint16_t* h, int64_t len) { OC_VEC(floats_to_halves, f, h, len); }
@@ -175,8 +179,9 @@ void nchw(const Job<T>& j, oc::Context& ctx) {
   ctx.parallel_for((size_t)(j.N * j.G), [&](size_t u) { nchw_group<T, kSilu>(j, (int64_t)u); });
 }
 
-// NHWC pass 1, task t = (n, chunk): per-channel (mean, M2) of the chunk's pixels into
-// mean[0, C), m2[0, C) (the count is the chunk's pixel count). tmp: 5*C floats.
+// NHWC pass 1, task t = (n, chunk): per-group (mean, M2) of the chunk's pixels into mean[0, G),
+// m2[0, G) (the count is the chunk's pixel count times Cg), from per-channel ones in mean[0, C),
+// m2[0, C). tmp: 5*C floats.
 template <class T>
 void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_RESTRICT mean,
                 double* OC_RESTRICT m2, float* OC_RESTRICT tmp) {
@@ -196,7 +201,9 @@ void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_R
     const int64_t pe = p1 - pb < kPixels ? p1 : pb + kPixels;
     for (int64_t p = pb; p < pe; ++p) {
       const int64_t at = (n * j.HW + p) * C;
-      load_row(j.x + at, row, C);
+      const float* v = row;  // the pixel's values as float: x itself where it is float and not summed
+      if (std::is_same<T, float>::value && !j.sum) v = (const float*)(const void*)(j.x + at);
+      else load_row(j.x + at, row, C);
       if (j.sum) {
         if (j.skip_nc) {
           for (int64_t c = 0; c < C; ++c) row[c] += aux[c];
@@ -210,17 +217,12 @@ void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_R
         load_row(j.y + at, row, C);
       }
       if (p == pb) {
-        for (int64_t c = 0; c < C; ++c) {
-          K[c] = row[c];
-          s1[c] = s2[c] = 0;
-        }
+        memcpy(K, v, (size_t)C * sizeof(float));
+        memset(s1, 0, (size_t)C * sizeof(float));
+        memset(s2, 0, (size_t)C * sizeof(float));
         continue;
       }
-      for (int64_t c = 0; c < C; ++c) {
-        const float d = row[c] - K[c];
-        s1[c] += d;
-        s2[c] += d * d;
-      }
+      channel_sums(v, K, s1, s2, C);
     }
     // merge the run (nb pixels) into the chunk's statistics; same count for every channel
     const double nb = (double)(pe - pb), total = count + nb, f = nb / total;
@@ -232,6 +234,13 @@ void nhwc_stats(const Job<T>& j, int64_t n, int64_t p0, int64_t p1, double* OC_R
       m2[c] += r2 + d * d * count * f;
     }
     count = total;
+  }
+  const int64_t Cg = C / j.G;  // the groups' moments in place: group g reads channels >= g first
+  for (int64_t g = 0; g < j.G; ++g) {
+    Moments mo = {0, 0, 0};
+    for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c) merge(mo, count, mean[c], m2[c]);
+    mean[g] = mo.mean;
+    m2[g] = mo.m2;
   }
 }
 
@@ -291,8 +300,7 @@ void nhwc(const Job<T>& j, oc::Context& ctx, int64_t chunks, void* scratch) {
         int64_t p0, p1;
         split_range(j.HW, chunks, ci, p0, p1);
         const int64_t t = n * chunks + ci;
-        for (int64_t c = g * Cg; c < (g + 1) * Cg; ++c)
-          merge(mo, (double)(p1 - p0), mean[t * C + c], m2[t * C + c]);
+        merge(mo, (double)((p1 - p0) * Cg), mean[t * C + g], m2[t * C + g]);
       }
       const double rstd = 1.0 / sqrt(mo.m2 / mo.n + j.eps);
       const float K = (float)mo.mean;
