@@ -127,14 +127,27 @@ def _spread(fn, reps: int, pause: float) -> float:
     return max(times) / min(times)
 
 
-def noise(reps: int, rep_time: float, pause: float) -> float:
+def _on_threads(fn, threads: int):
+    """fn() on `threads` threads at once (the calling one among them); returns when all are done."""
+    if threads <= 1:
+        fn()
+        return
+    pool = [threading.Thread(target=fn) for _ in range(threads - 1)]
+    for th in pool:
+        th.start()
+    fn()
+    for th in pool:
+        th.join()
+
+
+def noise(reps: int, rep_time: float, pause: float, threads: int = 1) -> float:
     """Slowest / fastest of `reps` timings of one fixed piece of work (the FMA loop, about
-    `rep_time` long, on one thread), each after `pause` seconds idle, as the runner times each rep:
-    the spread the machine itself adds to compute (a shared VM's other tenants, clock changes),
-    under which no impl's spread can be expected to fall."""
+    `rep_time` long, on `threads` threads at once), each after `pause` seconds idle, as the runner
+    times each rep: the spread the machine itself adds to compute (a shared VM's other tenants,
+    clock changes, a core taken away), under which no impl's spread can be expected to fall."""
     fn = _fma_loop()
     iters = _iterations(fn, rep_time)
-    return _spread(lambda: fn(iters), reps, pause)
+    return _spread(lambda: _on_threads(lambda: fn(iters), threads), reps, pause)
 
 
 def memory_noise(reps: int, rep_time: float, pause: float, nbytes: int = 16 << 20) -> float:

@@ -154,7 +154,7 @@ def format_peak(results, peak: dict[int, float]) -> list[str]:
 def machine_noise(reps: int, min_time: float, settle: float) -> str:
     """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy)."""
     t = max(min_time, 0.02)
-    return (f"FMA loop {machine.noise(reps, t, settle):.2f}, "
+    return (f"FMA loop on {C.THREADS} thread(s) {machine.noise(reps, t, settle, C.THREADS):.2f}, "
             f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}")
 
 

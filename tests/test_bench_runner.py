@@ -72,8 +72,24 @@ def test_fma_peak_runs_on_several_threads_at_once():
 def test_machine_noise_is_the_spread_of_a_fixed_loop():
     spread = machine.noise(3, 0.002, 0.0)
     assert 1.0 <= spread < 1000
+    spread = machine.noise(3, 0.002, 0.0, threads=2)
+    assert 1.0 <= spread < 1000
     spread = machine.memory_noise(3, 0.002, 0.0, nbytes=1 << 20)
     assert 1.0 <= spread < 1000
+
+
+def test_the_noise_loop_runs_on_each_thread_at_once():
+    import threading
+
+    together = threading.Barrier(3, timeout=10)  # passed only by three threads running at once
+    passed = []
+
+    def fn():
+        together.wait()
+        passed.append(threading.get_ident())
+
+    machine._on_threads(fn, 3)
+    assert len(set(passed)) == 3
 
 
 def test_each_rep_runs_once_untimed_then_its_loops(monkeypatch):
@@ -140,7 +156,7 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "inverse 1x64 float32" in text.split("Fraction of the FMA peak")[1]
         assert "% of peak" in text
         assert "spread = slowest / fastest rep" in text and "spread  note" in text
-        assert "machine noise: fixed work" in text and "machine noise at the end: spread FMA loop" in text
+        assert "machine noise: fixed work" in text and "machine noise at the end: spread FMA loop on 2 thread(s)" in text
         assert "16 MiB copies" in text and "one untimed run after it" in text
     assert list(run._sections(res.read_text())) == [info["kind"]]
 
