@@ -74,7 +74,8 @@ using ::oc::detail::Team;
 // kBidiagK (kBidiagValuesK without the vectors): the smallest k = min(m, n) that takes the bidiagonal
 // path (svd_bidiag.inc); below it Jacobi's few sweeps are cheaper (measured: batches of float k x k
 // matrices, 1 thread, AVX-512; bidiagonal / Jacobi time at k = 4, 6, 8, 10: 0.93, 1.0, 0.69, 0.40 with
-// the vectors, 1.27, 0.79, 0.35, 0.26 without)
+// the vectors, 1.27, 0.79, 0.35, 0.26 without, then with the QR for the values; dqds since: not
+// remeasured, it can only favour the bidiagonal path)
 enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 6 };
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
