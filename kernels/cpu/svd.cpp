@@ -1,6 +1,6 @@
 // Batched singular value decomposition: one-sided (Hestenes) Jacobi for tiny matrices, Householder
 // bidiagonalization and implicit-shift QR on the bidiagonal (svd_bidiag.inc) from k = min(m, n) =
-// kBidiagK (8; kBidiagValuesK = 6 without the vectors) up, the bidiagonal's vectors by divide and
+// kBidiagK (8; kBidiagValuesK = 5 without the vectors) up, the bidiagonal's vectors by divide and
 // conquer from k = kBidiagDcK (64: svd_bidiag_dc.inc), its values alone by dqds
 // (svd_bidiag_dqds.inc).
 //
@@ -74,9 +74,9 @@ using ::oc::detail::Team;
 // kBidiagK (kBidiagValuesK without the vectors): the smallest k = min(m, n) that takes the bidiagonal
 // path (svd_bidiag.inc); below it Jacobi's few sweeps are cheaper (measured: batches of float k x k
 // matrices, 1 thread, AVX-512; bidiagonal / Jacobi time at k = 4, 6, 8, 10: 0.93, 1.0, 0.69, 0.40 with
-// the vectors, 1.27, 0.79, 0.35, 0.26 without, then with the QR for the values; dqds since: not
-// remeasured, it can only favour the bidiagonal path)
-enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 6 };
+// the vectors, 1.27, 0.79, 0.35, 0.26 without, with the QR for the values; with dqds, Zen 5, at k = 3,
+// 4, 5: 1.11, 1.02, 0.79 without)
+enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 5 };
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
 template <class T>
