@@ -25,11 +25,11 @@
 // basis R = Q^T = H_{n-3} ... H_0 is formed from the kept u's backward (each reflection touches only
 // the trailing block: 4/3 n^3 flops), row by row, so that every later update is on contiguous rows:
 // the QL rotations of T's eigensystem, T = Z diag(d) Z^T, turn R into (Q Z)^T, whose rows are the
-// eigenvectors (~6 n^3 flops: a sweep of rotations per eigenvalue, a couple of sweeps each). From n = 32 the rotations are queued and the queue is applied
-// a column chunk of R at a time (each chunk takes every rotation in order, staying in cache; along a
-// sweep the rotated row stays in registers). The rotations' lengths are plain square roots (the
-// scaled entries keep squares far from overflow; hypot's care costs more than the rest of a small
-// matrix's QL).
+// eigenvectors (~6 n^3 flops: a sweep of rotations per eigenvalue, a couple of sweeps each). From
+// n = 32 the rotations are queued and the queue is applied a column chunk of R at a time (each chunk
+// takes every rotation in order, staying in cache; along a sweep the rotated row stays in registers).
+// The rotations' lengths are plain square roots (the scaled entries keep squares far from overflow;
+// hypot's care costs more than the rest of a small matrix's QL).
 //
 // The values alone (eigvalsh, every n) come from the root-free QL on a copy of T (the rotations'
 // squared cosines and sines: one square root per shift, none per rotation). n >= 64 with the vectors:
@@ -217,18 +217,21 @@ struct Work {
     for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) need += 64 * (n - std::max<int64_t>(0, k1 - kWY + 1) - 1) + 2048;
     return std::max<int64_t>(0, need - 2 * n * stride(n));
   }
-  static size_t bytes(int64_t n, bool dc, bool low) {
-    const int64_t mats = dc ? 5 : 2, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0;
+  // Without the vectors (eigvalsh) no R and no rotation queue.
+  static int64_t queue_capacity(int64_t n, bool vectors) { return vectors ? capacity(n) : 0; }
+  static size_t bytes(int64_t n, bool vectors, bool dc, bool low) {
+    const int64_t mats = dc ? 5 : vectors ? 2 : 1, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0, cap = queue_capacity(n, vectors);
     return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (9 + vecs) * n +
-                    kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * capacity(n) + 8) * sizeof(double) +
-           (size_t)((1 + ivecs) * n + capacity(n)) * sizeof(int64_t);
+                    kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * cap + 8) * sizeof(double) +
+           (size_t)((1 + ivecs) * n + cap) * sizeof(int64_t);
   }
-  void carve(void* buf, int64_t n, bool dc, bool lo) {
+  void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     ld = stride(n);
     ldf = stride_f(n);  // n * ldf floats fit in a's n * ld doubles
     a = x, x += n * ld;
-    r = x, x += n * ld;
+    r = nullptr;
+    if (vectors) r = x, x += n * ld;
     d = x, x += n;
     e = x, x += n;
     u = x, x += n;
@@ -242,7 +245,7 @@ struct Work {
     // divide's subtrees (divide_top) each use their own part
     pk = x, x += kKC * (ld + 16 * kSubtrees);
     part = x, x += blocks(n) * n;
-    cap = capacity(n);
+    cap = queue_capacity(n, vectors);
     qc = x, x += cap;
     qs = x, x += cap;
     if (dc) {
@@ -1301,12 +1304,13 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
                const oc_parallel& par) {
   const bool dc = v != nullptr && n >= kDC;
   const bool low = std::is_same<T, float>::value && n >= kDC;  // as one's
-  const size_t bytes = Work::bytes(n, dc, low);
+  const bool vectors = v != nullptr;
+  const size_t bytes = Work::bytes(n, vectors, dc, low);
   if (batch < 4 && n >= kParallelN && par.run != nullptr) {  // parallelism inside each matrix
     void* buf = malloc(bytes);
     if (!buf) return OC_OUT_OF_MEMORY;
     Work w;
-    w.carve(buf, n, dc, low);
+    w.carve(buf, n, vectors, dc, low);
     // one parallel region for all of it (team.h): the reduction alone is n parallel steps of tens of
     // microseconds, the merges and the back-transformation hundreds more; a fork/join of the host's
     // pool per step cost a good part of them on 2 threads
@@ -1330,7 +1334,7 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
       return;
     }
     Work w;
-    w.carve(buf, n, dc, low);
+    w.carve(buf, n, vectors, dc, low);
     for (int64_t b = b0; b < b1; ++b)
       status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, oc_serial);
     free(buf);
