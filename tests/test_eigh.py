@@ -142,6 +142,28 @@ def test_ill_conditioned_scaled_and_repeated(dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [3, 8, 40, 70])
+def test_eigvalsh_where_a_sweep_starts_on_its_shift(dtype, n):
+    """Eigvalsh's QL step divides by r p; a sweep whose shift equals T's bottom entry starts at p = 0 and is
+    redone the careful way. T: zeros on the diagonal but a -1 at the bottom, couplings 1 (its first shift is
+    exactly -1), alone and mixed with ordinary matrices in a batch of 34 (whose tasks run two matrices' QLs
+    side by side): each matrix's values are numpy's within 4 n eps ||A||, and the same bits as alone."""
+    t = np.diag(np.ones(n - 1), 1) + np.diag(np.ones(n - 1), -1)
+    t[-1, -1] = -1
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((34, n, n))
+    a = (a + np.swapaxes(a, -1, -2)) / 2
+    a[::3] = t
+    a = a.astype(dtype)
+    want = np.linalg.eigvalsh(a.astype(np.float64))
+    norm = np.linalg.norm(a.astype(np.float64), axis=(-2, -1))
+    for got in (kernels.eigvalsh(a), run(Eigvalsh, a)):
+        assert (np.abs(got - want).max(axis=-1) <= 4 * n * EPS[dtype] * norm).all()
+        for i in (0, 1, 3, 33):
+            np.testing.assert_array_equal(got[i], kernels.eigvalsh(a[i]))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_nan_and_inf_are_errors_naming_op_node_and_batch_index(dtype):
     a = np.random.default_rng(0).standard_normal((4, 3, 3)).astype(dtype)
     a[2, 1, 1] = np.nan
