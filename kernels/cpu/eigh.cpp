@@ -347,15 +347,17 @@ static void tridiagonalize_small(Work& w, int64_t n) {
 // diagonal), offsets into the trailing block: brings them up to date with the pending update
 // a -= up_i qp + qp_i up (when up), then, when u, adds their part of B u: returns the row's own
 // (B's row times u), adds u_i a into part (the transposed part: entries left of the diagonal).
+// From entry j on (fused_rows did those before it, into the row's sums s0, s1).
 template <class R>
 static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* qp, R upi, R qpi, const R* u,
-                          R* OC_RESTRICT part) {
+                          R* OC_RESTRICT part, int64_t j, typename Uv<R>::type s0, typename Uv<R>::type s1) {
   typedef typename Uv<R>::type Vr;
   constexpr int64_t L = Uv<R>::W;
   const int64_t off = len - 1;  // entries left of the diagonal
   const R ui = u ? u[off] : 0;
-  Vr s0 = {}, s1 = {};
-  int64_t j = 0;
+  // the diagonal read before the row's stores: a load overlapping the masked store of the tail below
+  // waits for it to retire (no forwarding from a masked store: 8% of the pass on AMD Zen 5)
+  const R diag = a[off];
   if (up && u) {
     for (; j + 2 * L <= off; j += 2 * L) {
       Vr x0 = *(const Vr*)(a + j), x1 = *(const Vr*)(a + j + L);
@@ -409,7 +411,7 @@ static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* q
     } else {
       for (int64_t l = 0; l < L; ++l) s += v[l];
     }
-    R x = a[off];  // the diagonal
+    R x = diag;
     if (up) x -= upi * qp[off] + qpi * up[off];
     a[off] = x;
     return s + x * u[off];
@@ -427,6 +429,38 @@ static inline R fused_row(R* OC_RESTRICT a, int64_t len, const R* up, const R* q
     }
   }
   return s;
+}
+
+// Rows a0 (len entries) and a1 (the next row: len + 1) of the fused pass with both the update and u,
+// their common entries together (one load of qp, up, u and part for both, one store of part: the
+// single row's loop is bound by its loads and stores), the rest by fused_row; their sums of B u
+// into r0, r1. Each row's own sum takes its terms in fused_row's order; part's entries take the two
+// rows' terms as one (u_i a_i + u_i+1 a_i+1).
+template <class R>
+static inline void fused_rows(R* OC_RESTRICT a0, R* OC_RESTRICT a1, int64_t len, const R* up, const R* qp, R upi0,
+                              R qpi0, R upi1, R qpi1, const R* u, R* OC_RESTRICT part, R& r0, R& r1) {
+  typedef typename Uv<R>::type Vr;
+  constexpr int64_t L = Uv<R>::W;
+  const int64_t off = len - 1;
+  const R ui0 = u[off], ui1 = u[off + 1];
+  Vr s0 = {}, s1 = {}, t0 = {}, t1 = {};
+  int64_t j = 0;
+  for (; j + 2 * L <= off; j += 2 * L) {
+    const Vr q0 = *(const Vr*)(qp + j), q1 = *(const Vr*)(qp + j + L);
+    const Vr p0 = *(const Vr*)(up + j), p1 = *(const Vr*)(up + j + L);
+    const Vr v0 = *(const Vr*)(u + j), v1 = *(const Vr*)(u + j + L);
+    Vr x0 = *(const Vr*)(a0 + j), x1 = *(const Vr*)(a0 + j + L);
+    Vr y0 = *(const Vr*)(a1 + j), y1 = *(const Vr*)(a1 + j + L);
+    x0 -= upi0 * q0 + qpi0 * p0, x1 -= upi0 * q1 + qpi0 * p1;
+    y0 -= upi1 * q0 + qpi1 * p0, y1 -= upi1 * q1 + qpi1 * p1;
+    *(Vr*)(a0 + j) = x0, *(Vr*)(a0 + j + L) = x1;
+    *(Vr*)(a1 + j) = y0, *(Vr*)(a1 + j + L) = y1;
+    s0 += x0 * v0, s1 += x1 * v1;
+    t0 += y0 * v0, t1 += y1 * v1;
+    *(Vr*)(part + j) += ui0 * x0 + ui1 * y0, *(Vr*)(part + j + L) += ui0 * x1 + ui1 * y1;
+  }
+  r0 = fused_row(a0, len, up, qp, upi0, qpi0, u, part, j, s0, s1);
+  r1 = fused_row(a1, len + 1, up, qp, upi1, qpi1, u, part, j, t0, t1);
 }
 
 // Reflection k from column k (rows k + 1 .., up to date; at col, cs apart): u (unit, m = n - k - 1 long) into w.u and
@@ -467,6 +501,7 @@ static bool reflection(Work& w, int64_t n, int64_t k, const R* col, int64_t cs) 
 template <class R>
 static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending, R* q, R* col,
                        const oc_parallel& par) {
+  typedef typename Uv<R>::type Vr;
   R* A = mat<R>(w);
   const int64_t ld = mat_ld<R>(w), m = n - k - 1;
   const R *up = reinterpret_cast<const R*>(w.up), *qp = reinterpret_cast<const R*>(w.qp);
@@ -477,9 +512,16 @@ static void fused_pass(Work& w, int64_t n, int64_t k, const R* ur, bool pending,
       const int64_t r0 = std::max(k + 1, c * kRowBlock), r1 = std::min(n, (c + 1) * kRowBlock);
       R* part = reinterpret_cast<R*>(w.part) + c * n + k + 1;
       if (ur) std::fill(part, part + (r1 - k - 1), R(0));
-      for (int64_t i = r0; i < r1; ++i) {
+      int64_t i = r0;
+      if (pending && ur)  // the usual step: rows two at a time
+        for (; i + 1 < r1; i += 2) {
+          fused_rows(A + i * ld + k + 1, A + (i + 1) * ld + k + 1, i - k, upr, qpr, up[i], qp[i], up[i + 1], qp[i + 1],
+                     ur, part, q[i - k - 1], q[i - k]);
+          col[i] = A[i * ld + k + 1], col[i + 1] = A[(i + 1) * ld + k + 1];
+        }
+      for (; i < r1; ++i) {
         q[i - k - 1] = fused_row(A + i * ld + k + 1, i - k, upr, qpr, pending ? up[i] : R(0), pending ? qp[i] : R(0),
-                                 ur, part);
+                                 ur, part, 0, Vr{}, Vr{});
         col[i] = A[i * ld + k + 1];
       }
     }
