@@ -117,6 +117,7 @@ for dt in (np.float32, np.float64):
         (Solve, {{"A": a7, "B": b7}}, {{}}),
         (Solve, {{"A": ab, "B": bb}}, {{}}),
         (Slogdet, {{"A": a7}}, {{}}),
+        (Slogdet, {{"A": general(60, dt, batch=3)}}, {{}}),  # a batch's padded copies (factor_padded)
         (Cholesky, {{"A": s7}}, {{}}),
         (Qr, {{"A": a2}}, {{}}),
         (Eigh, {{"A": s2}}, {{}}),
@@ -183,7 +184,7 @@ def test_every_allocation_site_failing_gives_the_result_or_a_clear_error(shim):
     lines = r.stdout.splitlines()
     assert lines[-1] == "after 0.5", lines[-3:]
     cases = [json.loads(line) for line in lines[:-1]]
-    assert len(cases) == 28
+    assert len(cases) == 30
     for c in cases:
         what = f"{c['op']} {c['shapes']} {c['dtype']}"
         tol = 1e-4 if c["dtype"] == "float32" else 1e-10

@@ -216,6 +216,29 @@ def test_slogdet_as_torch(dtype, n):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [9, 39, 40, 55, 56, 64])
+def test_a_batch_factors_each_matrix_as_a_single_solve_does(dtype, n):
+    """A batch of mid-size matrices is factored in a padded copy with its pivot column kept contiguous
+    (from n = 40 float, 56 double); a single matrix's Solve factors in place. Both take getrf's
+    pivots (the first of equal largest magnitudes, NaN never winning, a zero pivot skipped and the
+    search going on in the next column): the same bits, with ties in every column, a NaN, a zero
+    column (the X then as computed, info its pivot) and a zero column but for a NaN (the zero is the
+    pivot: info 1)."""
+    rng = np.random.default_rng(n)
+    a = (rng.integers(-3, 4, (6, n, n)) + 8 * np.eye(n)).astype(dtype)
+    a[2, 5, 1] = np.nan
+    a[3, :, 2] = 0
+    a[4] = rng.standard_normal((n, n))
+    a[5, :, 0] = 0
+    a[5, 3, 0] = np.nan
+    b = rng.standard_normal((6, n, 2)).astype(dtype)
+    x, info = kernels.solve_ex(a, b)
+    np.testing.assert_array_equal(info, [0, 0, 0, 3, 0, 1])
+    for i in range(6):
+        np.testing.assert_array_equal(x[i], kernels.solve_ex(a[i], b[i])[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", range(1, 9))
 def test_slogdet_of_a_batch_is_each_matrix_alone_and_torch(dtype, n):
     """n <= 8 factors a vector's width of matrices at once, one per lane (and the rest one by one):
