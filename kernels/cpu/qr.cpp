@@ -305,38 +305,33 @@ static void vt_c(const T* vdt, int64_t L, int64_t nbp, const T* cols, int64_t m,
   }
 }
 
-template <class T>
-static void form_t_rows(const T* g, int64_t nbp, const T* tau, int64_t nb, T* t, int64_t ld) {
-  for (int64_t i = 0; i < nb; ++i) {
-    for (int64_t r = i + 1; r < nb; ++r) t[r * ld + i] = T(0);
-    t[i * ld + i] = tau[i];
-    if (tau[i] == T(0)) {
-      for (int64_t r = 0; r < i; ++r) t[r * ld + i] = T(0);
-      continue;
-    }
-    for (int64_t j = 0; j < i; ++j) t[j * ld + i] = -tau[i] * g[i * nbp + j];  // -tau_i v_j^T v_i
-    for (int64_t r = 0; r < i; ++r) {  // T[0:i, i] = T[0:i, 0:i] z (z in the column; row r reads z[c >= r])
-      T acc = T(0);
-      for (int64_t c = r; c < i; ++c) acc += t[r * ld + c] * t[c * ld + i];
-      t[r * ld + i] = acc;
-    }
-  }
-}
-
 // T (nb x nb upper triangular, row-major, rows nbp apart, zero-padded) of the panel whose V is vd (and vdt), and
 // its transpose tt (the same layout): the products below read rows of either. V^T V by the product kernel.
 template <class T>
 static void form_t(const T* vd, const T* vdt, const T* tau, int64_t L, int64_t nb, T* t, T* tt) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
   const int64_t nbp = padded<T>(nb);
   T g[kChunk * ((int64_t)kPanel > 2 * Vec<T>::W ? (int64_t)kPanel : 2 * Vec<T>::W)];  // nb <= kChunk columns
   vt_c(vdt, L, nbp, vd, L, 0, nb, g);
-  form_t_rows(g, nbp, tau, nb, t, nbp);
-  for (int64_t i = 0; i < nbp; ++i)
-    for (int64_t j = 0; j < nbp; ++j) tt[i * nbp + j] = i < nb && j < nb ? t[j * nbp + i] : T(0);
-  for (int64_t i = 0; i < nbp; ++i)
-    for (int64_t j = nb; j < nbp; ++j) t[i * nbp + j] = T(0);
-  for (int64_t i = nb; i < nbp; ++i)
-    for (int64_t j = 0; j < nb; ++j) t[i * nbp + j] = T(0);
+  // T's column i, built as tt's row i (T upper triangular: its columns are tt's rows, zero past the
+  // diagonal): T[0:i, i] = T[0:i, 0:i] z with z = -tau_i V^T v_i, as axpys of the rows before it
+  // (whole vectors: their zeros past the diagonal add nothing). Each entry takes its terms in column
+  // order, as a dot product along T's row would (a scalar chain per entry: most of form_t's time).
+  memset(tt, 0, (size_t)(nbp * nbp) * sizeof(T));
+  for (int64_t i = 0; i < nb; ++i) {
+    T* row = tt + i * nbp;
+    if (tau[i] != T(0))
+      for (int64_t c = 0; c < i; ++c) {
+        const T z = -tau[i] * g[i * nbp + c];
+        const T* tc = tt + c * nbp;
+        for (int64_t r = 0; r <= c; r += W) vstore(row + r, vload<V>(row + r) + z * vload<V>(tc + r));
+      }
+    row[i] = tau[i];
+  }
+  memset(t, 0, (size_t)(nbp * nbp) * sizeof(T));
+  for (int64_t i = 0; i < nb; ++i)
+    for (int64_t r = 0; r <= i; ++r) t[r * nbp + i] = tt[i * nbp + r];
 }
 
 // Each column of wbt (nbp entries) <- M times it, mt's rows being M's columns (M^T row-major, nbp x nbp).
