@@ -275,6 +275,30 @@ def test_svdvals_of_a_graded_bidiagonal_are_relatively_accurate(dtype):
             assert_values(b, kernels.svdvals(b))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [BIDIAG_VALUES_K, 9, 64])
+def test_svdvals_of_a_batch_are_each_matrix_alone(dtype, n):
+    """A batch's matrices go in pairs, their dqds side by side (tasks of whole pairs from 32 matrices): each
+    matrix's values are the same bits as alone, with graded bidiagonals, a zero column, a float64 matrix
+    that dqds does not take (the QR instead) beside one it takes, and an odd one out; a NaN is still an
+    error naming its batch index."""
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((35, n, n)).astype(dtype)
+    for i, decades in ((1, 10), (2, 20), (5, 3)):
+        a[i] = lower_bidiagonal(rng, n, decades, dtype)
+    a[3, :, 1] = 0
+    if dtype == np.float64:  # first and second of their pairs
+        a[6] = lower_bidiagonal(rng, n, 145, dtype)
+        a[9] = lower_bidiagonal(rng, n, 145, dtype)
+    got = kernels.svdvals(a)
+    for i in range(35):
+        np.testing.assert_array_equal(got[i], kernels.svdvals(a[i]))
+    assert_values(a, got)
+    a[20, 1, 1] = np.nan
+    with pytest.raises(ValueError, match="batch index 20"):
+        kernels.svdvals(a)
+
+
 def graded(rng, shape, decades):
     """D1 X D2, D1 and D2 diagonal scalings over `decades` decades each (a graded matrix)."""
     m, n = shape

@@ -2,7 +2,7 @@
 // bidiagonalization and implicit-shift QR on the bidiagonal (svd_bidiag.inc) from k = min(m, n) =
 // kBidiagK (8; kBidiagValuesK = 5 without the vectors) up, the bidiagonal's vectors by divide and
 // conquer from k = kBidiagDcK (64: svd_bidiag_dc.inc), its values alone by dqds
-// (svd_bidiag_dqds.inc).
+// (svd_bidiag_dqds.inc; a task's matrices in pairs, their dqds side by side: values_in_pairs).
 //
 // Both start alike: the matrix is scaled by a power of two so its largest entry is in [0.5, 1) (no
 // squared norm overflows or underflows; exact), and a matrix holding a NaN or an infinity is
@@ -77,6 +77,7 @@ using ::oc::detail::Team;
 // the vectors, 1.27, 0.79, 0.35, 0.26 without, with the QR for the values; with dqds, Zen 5, at k = 3,
 // 4, 5: 1.11, 1.02, 0.79 without)
 enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 5 };
+enum : int64_t { kPairBatch = 32 };  // Svdvals' tasks take whole pairs of matrices from this batch size
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
 template <class T>
@@ -378,14 +379,10 @@ static void one(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64
 #include "column_major.inc"  // tile_kernel: the blocked reflectors' products
 #include "svd_bidiag.inc"
 
-// One matrix by the bidiagonal path; by Jacobi in the (never seen) case that the bidiagonal QR does
-// not converge. Returns 0 or OC_OUT_OF_MEMORY (Jacobi's working memory).
+// One matrix by Jacobi (the bidiagonal QR's fallback), in working memory of its own: 0 or OC_OUT_OF_MEMORY.
 template <class T>
-static int one_bidiag(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
-                      int64_t vrows, bool vectors, BdWork<T>& w, int64_t lda, int64_t ldk, const oc_parallel& par) {
-  T up;
-  *finite = load(a, u, s, vh, m, n, ucols, vrows, w.g, lda, up);
-  if (!*finite || bidiag_svd(w, u, s, vh, m, n, ucols, vrows, vectors, lda, ldk, up, par)) return 0;
+static int one_jacobi(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
+                      int64_t vrows, bool vectors, int64_t lda, const oc_parallel& par) {
   const int64_t k = m < n ? m : n, cols = !vectors ? k : m > n ? ucols : vrows;
   void* buf = malloc(Work<T>::bytes(cols, k, lda, vectors));
   if (!buf) return OC_OUT_OF_MEMORY;
@@ -394,6 +391,71 @@ static int one_bidiag(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m,
   one<T>(a, u, s, vh, finite, m, n, ucols, vrows, vectors, jw, lda, par);
   free(buf);
   return 0;
+}
+
+// One matrix by the bidiagonal path; by Jacobi in the (never seen) case that the bidiagonal QR does
+// not converge. Returns 0 or OC_OUT_OF_MEMORY (Jacobi's working memory).
+template <class T>
+static int one_bidiag(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t m, int64_t n, int64_t ucols,
+                      int64_t vrows, bool vectors, BdWork<T>& w, int64_t lda, int64_t ldk, const oc_parallel& par) {
+  T up;
+  *finite = load(a, u, s, vh, m, n, ucols, vrows, w.g, lda, up);
+  if (!*finite || bidiag_svd(w, u, s, vh, m, n, ucols, vrows, vectors, lda, ldk, up, par)) return 0;
+  return one_jacobi(a, u, s, vh, finite, m, n, ucols, vrows, vectors, lda, par);
+}
+
+// Svdvals of batch entries [b0, b1) two at a time: each loaded and bidiagonalized, its (d, e) kept in
+// its slot of w.qd, then both bidiagonals' dqds side by side (dqds_values); one that dqds does not
+// take or that does not converge goes through the QR, then Jacobi (as one_bidiag). The same
+// operations on each matrix as alone: the same bits.
+template <class T>
+static int values_in_pairs(const T* a, T* s, uint8_t* finite, int64_t b0, int64_t b1, int64_t m, int64_t n,
+                           BdWork<T>& w, int64_t lda, int64_t ldk) {
+  const int64_t k = m < n ? m : n, L = m < n ? n : m;
+  const double tol = 100 * (double)std::numeric_limits<T>::epsilon();
+  int rc = 0;
+  for (int64_t b = b0; b < b1; b += 2) {
+    Dqds q[2];
+    double *d[2], *e[2];
+    T up[2];
+    int64_t at[2];
+    bool dq[2];
+    int live = 0;
+    for (int64_t j = b; j < std::min(b + 2, b1); ++j) {
+      finite[j] = load(a + j * m * n, (T*)nullptr, s + j * k, (T*)nullptr, m, n, 0, 0, w.g, lda, up[live]);
+      if (!finite[j]) continue;
+      reduce_bidiag(w, k, L, lda, ldk, false, oc_serial);
+      double* slot = w.qd + live * dqds_slot(k);
+      d[live] = slot, e[live] = slot + k;
+      memcpy(d[live], w.d, (size_t)k * sizeof(double));
+      memcpy(e[live], w.e, (size_t)k * sizeof(double));
+      dq[live] = dqds_takes<T>(d[live], e[live], k);
+      if (dq[live]) q[live].init(d[live], e[live], k, tol, slot + 2 * k);
+      at[live++] = j;
+    }
+    int r[2] = {-1, -1}, none;
+    if (live == 2 && dq[0] && dq[1])
+      dqds_values(q[0], &q[1], r[0], r[1]);
+    else
+      for (int i = 0; i < live; ++i)
+        if (dq[i]) dqds_values(q[i], nullptr, r[i], none);
+    for (int i = 0; i < live; ++i) {
+      if (dq[i] && r[i] == 0) {
+        dqds_sqrt(q[i], d[i]);
+      } else {
+        Rotations<T> rot{w, k, ldk, oc_serial, false};
+        if (!bidiagonal_qr<T>(d[i], e[i], k, rot)) {
+          const int64_t j = at[i];
+          if (int err = one_jacobi(a + j * m * n, (T*)nullptr, s + j * k, (T*)nullptr, finite + j, m, n, 0, 0, false, lda,
+                                   oc_serial))
+            rc = err;
+          continue;
+        }
+      }
+      order_values(d[i], k, w.perm, s + at[i] * k, up[i]);
+    }
+  }
+  return rc;
 }
 
 template <class T>
@@ -412,7 +474,10 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
     const size_t bytes = BdWork<T>::bytes(cols, k, lda, ldk, vectors);
     // few large matrices: one at a time, parallel inside; else parallel over the batch
     const bool inner = batch < 4 && k >= kParallelK && par.run != nullptr;
-    const int64_t nt = inner ? 1 : num_tasks(batch, (vectors ? 12.0 : 3.0) * (double)k * k * L, 1 << 16, 1024);
+    // values alone from kPairBatch matrices: tasks of whole pairs (values_in_pairs runs any two of a
+    // task's matrices side by side; a smaller batch keeps one task per matrix, for the threads)
+    const int64_t per = !vectors && !inner && batch >= kPairBatch ? 2 : 1, units = div_up(batch, per);
+    const int64_t nt = inner ? 1 : num_tasks(units, per * (vectors ? 12.0 : 3.0) * (double)k * k * L, 1 << 16, 1024);
     std::atomic<int> err{0};
     auto matrices = [&](int64_t b0, int64_t b1, const oc_parallel& mp) {
       void* buf = malloc(bytes);
@@ -422,6 +487,11 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
       }
       BdWork<T> w;
       w.carve(buf, cols, k, lda, ldk, vectors);
+      if (!vectors && !inner) {
+        if (int rc = values_in_pairs(a, s, finite, b0, b1, m, n, w, lda, ldk)) err.store(rc, std::memory_order_relaxed);
+        free(buf);
+        return;
+      }
       for (int64_t b = b0; b < b1; ++b)
         if (int rc = one_bidiag<T>(a + b * m * n, at(b, u, m * ucols), at(b, s, k), at(b, vh, vrows * n), finite + b, m,
                                    n, ucols, vrows, vectors, w, lda, ldk, mp))
@@ -436,8 +506,8 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
     } else {
       auto task = [&](size_t t) {
         int64_t b0, b1;
-        split_range(batch, nt, (int64_t)t, b0, b1);
-        matrices(b0, b1, oc_serial);
+        split_range(units, nt, (int64_t)t, b0, b1);
+        matrices(b0 * per, std::min(batch, b1 * per), oc_serial);
       };
       parallel_for(par, (size_t)nt, task);
     }
