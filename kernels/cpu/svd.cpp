@@ -413,6 +413,7 @@ static int values_in_pairs(const T* a, T* s, uint8_t* finite, int64_t b0, int64_
                            BdWork<T>& w, int64_t lda, int64_t ldk) {
   const int64_t k = m < n ? m : n, L = m < n ? n : m;
   const double tol = 100 * (double)std::numeric_limits<T>::epsilon();
+  auto out = [&](int64_t j) { return s ? s + j * k : nullptr; };
   int rc = 0;
   for (int64_t b = b0; b < b1; b += 2) {
     Dqds q[2];
@@ -422,7 +423,7 @@ static int values_in_pairs(const T* a, T* s, uint8_t* finite, int64_t b0, int64_
     bool dq[2];
     int live = 0;
     for (int64_t j = b; j < std::min(b + 2, b1); ++j) {
-      finite[j] = load(a + j * m * n, (T*)nullptr, s + j * k, (T*)nullptr, m, n, 0, 0, w.g, lda, up[live]);
+      finite[j] = load(a + j * m * n, (T*)nullptr, out(j), (T*)nullptr, m, n, 0, 0, w.g, lda, up[live]);
       if (!finite[j]) continue;
       reduce_bidiag(w, k, L, lda, ldk, false, oc_serial);
       double* slot = w.qd + live * dqds_slot(k);
@@ -446,13 +447,13 @@ static int values_in_pairs(const T* a, T* s, uint8_t* finite, int64_t b0, int64_
         Rotations<T> rot{w, k, ldk, oc_serial, false};
         if (!bidiagonal_qr<T>(d[i], e[i], k, rot)) {
           const int64_t j = at[i];
-          if (int err = one_jacobi(a + j * m * n, (T*)nullptr, s + j * k, (T*)nullptr, finite + j, m, n, 0, 0, false, lda,
+          if (int err = one_jacobi(a + j * m * n, (T*)nullptr, out(j), (T*)nullptr, finite + j, m, n, 0, 0, false, lda,
                                    oc_serial))
             rc = err;
           continue;
         }
       }
-      order_values(d[i], k, w.perm, s + at[i] * k, up[i]);
+      order_values(d[i], k, w.perm, out(at[i]), up[i]);
     }
   }
   return rc;
