@@ -1419,7 +1419,8 @@ static bool reduce(const T* a, int64_t n, bool upper, bool low, Work& w, const o
 // QL values' eps: float's for float inputs (as ssterf), double's for double
 template <class T>
 static double values_eps() {
-  return std::is_same<T, float>::value ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  return std::is_same<T, float>::value ? (double)std::numeric_limits<float>::epsilon()
+                                        : std::numeric_limits<double>::epsilon();
 }
 
 // q's values, ascending and scaled back by 2^ex
@@ -1474,7 +1475,8 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
 
 // Eigvalsh of batch entries [b0, b1) two at a time: both reduced, then their QLs side by side.
 template <class T>
-static void values_in_pairs(const T* a, T* wout, uint8_t* status, int64_t b0, int64_t b1, int64_t n, bool upper, Work& w) {
+static void values_in_pairs(const T* a, T* wout, uint8_t* status, int64_t b0, int64_t b1, int64_t n, bool upper,
+                            Work& w) {
   const bool low = std::is_same<T, float>::value && n >= kDC;
   for (int64_t b = b0; b < b1; b += 2) {
     QlValues q[2];
@@ -1540,7 +1542,8 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
       values_in_pairs(a, wout, status, b0, b1, n, upper, w);
     else
       for (int64_t b = b0; b < b1; ++b)
-        status[b] = one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, oc_serial);
+        status[b] =
+            one<T>(a + b * n * n, wout ? wout + b * n : nullptr, v ? v + b * n * n : nullptr, n, upper, w, oc_serial);
     free(buf);
   };
   oc::detail::parallel_for(par, (size_t)nt, task);

@@ -315,9 +315,9 @@ static void form_t(const T* vd, const T* vdt, const T* tau, int64_t L, int64_t n
   T g[kChunk * ((int64_t)kPanel > 2 * Vec<T>::W ? (int64_t)kPanel : 2 * Vec<T>::W)];  // nb <= kChunk columns
   vt_c(vdt, L, nbp, vd, L, 0, nb, g);
   // T's column i, built as tt's row i (T upper triangular: its columns are tt's rows, zero past the
-  // diagonal): T[0:i, i] = T[0:i, 0:i] z with z = -tau_i V^T v_i, as axpys of the rows before it
-  // (whole vectors: their zeros past the diagonal add nothing). Each entry takes its terms in column
-  // order, as a dot product along T's row would (a scalar chain per entry: most of form_t's time).
+  // diagonal): T[0:i, i] = T[0:i, 0:i] z with z = -tau_i V^T v_i, as axpys of the rows before it in
+  // whole vectors (their zeros past the diagonal add nothing). A dot product along T's row per entry,
+  // a scalar chain each, was most of form_t's time.
   memset(tt, 0, (size_t)(nbp * nbp) * sizeof(T));
   for (int64_t i = 0; i < nb; ++i) {
     T* row = tt + i * nbp;

@@ -1,9 +1,10 @@
 // Batched LU factorization with partial pivoting (LAPACK's getrf) and the solves with its factors
 // (getrs). n <= kSmall: row-major, unblocked (n known at compile time up to 8), many matrices per
 // task; in place, or from kPaddedN (a batch's matrices) in a padded copy with the pivot column kept
-// contiguous (factor_padded: whole-vector updates, a vector pivot search; the same bits). Larger n: recursive on a column-major working copy (lu_recursive.inc: the
-// pivot search down contiguous columns, nearly all flops in a register-tiled product split across
-// tasks), its factors left column-major in lu (lu_at reads either layout).
+// contiguous (factor_padded: whole-vector updates, a vector pivot search; the same bits). Larger n:
+// recursive on a column-major working copy (lu_recursive.inc: the pivot search down contiguous
+// columns, nearly all flops in a register-tiled product split across tasks), its factors left
+// column-major in lu (lu_at reads either layout).
 //
 // Solves: the right-hand sides as columns (A X = B) go through the row swaps, then L and U: for
 // n <= kSmall by rows of X (each step an axpy along a contiguous row segment of a column chunk),
@@ -407,8 +408,8 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
                                           : 0,
                             false);
     T* aligned = scratch.get<T>();
-    T* colv = aligned + ldp * n;
-    if (aligned && padded) {
+    T* colv = aligned && padded ? aligned + ldp * n : nullptr;
+    if (colv) {
       for (int64_t i = 0; i < n; ++i) memset(aligned + i * ldp + n, 0, (size_t)(ldp - n) * sizeof(T));
       for (int64_t i = n; i < n + Vec<T>::W; ++i) colv[i] = std::numeric_limits<T>::quiet_NaN();
     }
@@ -418,7 +419,7 @@ void factor(const T* a, T* lu, int32_t* piv, int32_t* info, int64_t batch, int64
         continue;
       }
       info[m] = 0;
-      if (padded && aligned) {
+      if (colv) {
         transpose_copy(a + m * nn, n, aligned, ldp, n, !transpose, oc_serial, 1);
         factor_padded(aligned, ldp, n, colv, piv + m * n, info + m);
         for (int64_t i = 0; i < n; ++i) memcpy(lu + m * nn + i * n, aligned + i * ldp, (size_t)n * sizeof(T));
