@@ -892,7 +892,7 @@ struct QlValues {
 // q's sweeps to the end: 0 done, -1 the iteration cap. (The sweeps' states are locals that never
 // leave the function: a Sweep reached through a pointer would be reloaded after each store to T.)
 static int ql_alone(QlValues& q) {
-  Sweep x;
+  Sweep x{};
   int r;
   while ((r = q.next(x)) == 1) {
     while (x.i >= x.l) sweep_step(x);
@@ -908,7 +908,7 @@ static void ql_values(QlValues& a, QlValues* b, int& ra, int& rb) {
     ra = ql_alone(a);
     return;
   }
-  Sweep x, y;
+  Sweep x{}, y{};
   ra = a.next(x), rb = b->next(y);
   while (ra == 1 && rb == 1) {
     for (int64_t k = std::min(x.i - x.l, y.i - y.l); k >= 0; --k) {
