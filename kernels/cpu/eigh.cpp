@@ -33,8 +33,8 @@
 //
 // The values alone (eigvalsh, every n) come from the root-free QL on a copy of T (the rotations'
 // squared cosines and sines: one square root per shift, none per rotation), stopping at float's
-// precision for float inputs as ssterf; a task's matrices go in pairs, their QLs side by side (from
-// kPairBatch matrices the tasks take whole pairs).
+// precision for float inputs as ssterf; a task's matrices go in pairs, their QLs side by side
+// (parallel.h's pair_unit: from 32 matrices the tasks take whole pairs).
 //
 // n >= 64 with the vectors: values and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is
 // torn in two by a rank-one change at its middle coupling, each half solved the same way (down to blocks of
@@ -113,7 +113,6 @@ enum : int64_t {
   kWY = 32,             // reflections per block of the back-transformation
   kSubDepth = 2,        // the divide's blocks at this depth (4) are solved as independent tasks
   kSubtrees = 1 << kSubDepth,
-  kPairBatch = 32,      // eigvalsh's tasks take whole pairs of matrices from this batch size
 };
 
 // sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
@@ -187,9 +186,9 @@ static void in_tasks(const oc_parallel& par, int64_t units, double work_per_unit
 struct Work {
   double *a, *r, *d, *e, *u, *p, *t, *up, *qp, *part, *qc, *qs;
   int64_t *order, *qi;
-  // the reduction's gathered column dv, two slots of the values' QL qv (QlValues: 4 n each) and, with
-  // divide and conquer (dc), T's eigenvectors zt (rows), the merges' gathered rows s and secular
-  // matrix g, and their vectors
+  // the reduction's gathered column dv, without the vectors two slots of the values' QL qv (QlValues:
+  // 4 n each) and, with divide and conquer (dc), T's eigenvectors zt (rows), the merges' gathered rows
+  // s and secular matrix g, and their vectors
   double *dv, *qv, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
   int64_t *idx, *keep, *gone, *kind, *gpos;
   // float inputs from kDC with vectors (low): the merges' products in float, on the gathered rows sf
@@ -225,7 +224,7 @@ struct Work {
   static int64_t queue_capacity(int64_t n, bool vectors) { return vectors ? capacity(n) : 0; }
   static size_t bytes(int64_t n, bool vectors, bool dc, bool low) {
     const int64_t mats = dc ? 5 : vectors ? 2 : 1, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0, cap = queue_capacity(n, vectors);
-    return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (16 + vecs) * n +
+    return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (vectors ? 8 : 16) * n + vecs * n +
                     kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * cap + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + cap) * sizeof(int64_t);
   }
@@ -244,7 +243,8 @@ struct Work {
     up = x, x += n;
     qp = x, x += n;
     dv = x, x += n;
-    qv = x, x += 8 * n;
+    qv = vectors ? nullptr : x;  // eigvalsh's alone
+    x += vectors ? 0 : 8 * n;
     // a block of kKC terms of a product's B, packed (pack_b): kKC (nc + 16) doubles for nc columns; the
     // divide's subtrees (divide_top) each use their own part
     pk = x, x += kKC * (ld + 16 * kSubtrees);
@@ -1522,9 +1522,8 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
     return 0;
   }
   const double cost = (v ? 8.0 : 2.0) * (double)n * n * n + 64.0 * n;
-  // values alone from kPairBatch matrices: tasks of whole pairs (values_in_pairs runs any two of a
-  // task's matrices side by side; a smaller batch keeps one task per matrix, for the threads)
-  const int64_t per = !vectors && batch >= kPairBatch ? 2 : 1, units = oc::detail::div_up(batch, per);
+  // values alone: values_in_pairs runs a task's matrices two at a time
+  const int64_t per = oc::detail::pair_unit(batch, !vectors), units = oc::detail::div_up(batch, per);
   const int64_t nt = oc::detail::num_tasks(units, per * cost, 1 << 16, 1024);
   std::atomic<bool> failed{false};
   auto task = [&](size_t t) {

@@ -59,6 +59,13 @@ struct Conv<uint16_t, float> {
 
 inline int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// Batches whose matrices a task runs two at a time (eigvalsh's QL, svdvals' dqds: two chains of
+// dependent divisions in flight): from kPairBatch matrices the tasks take whole pairs (matrices per
+// task unit: 2); below, one task per matrix keeps the threads busy (a kernel does not know the pool's
+// size). A task with several matrices pairs them either way.
+constexpr int64_t kPairBatch = 32;
+inline int64_t pair_unit(int64_t batch, bool pairs) { return pairs && batch >= kPairBatch ? 2 : 1; }
+
 // Number of tasks for `units` independent units of `work_per_unit` each (arbitrary work
 // measure), so that each task has at least `min_work` and there are at most `max_tasks`.
 inline int64_t num_tasks(int64_t units, double work_per_unit, double min_work,

@@ -77,7 +77,6 @@ using ::oc::detail::Team;
 // the vectors, 1.27, 0.79, 0.35, 0.26 without, with the QR for the values; with dqds, Zen 5, at k = 3,
 // 4, 5: 1.11, 1.02, 0.79 without)
 enum : int64_t { kMaxSweeps = 60, kParallelK = 96, kMaxInnerTasks = 64, kBidiagK = 8, kBidiagValuesK = 5 };
-enum : int64_t { kPairBatch = 32 };  // Svdvals' tasks take whole pairs of matrices from this batch size
 
 // xx = <x, x>, yy = <y, y>, xy = <x, y> over [0, len), in one pass
 template <class T>
@@ -475,9 +474,8 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
     const size_t bytes = BdWork<T>::bytes(cols, k, lda, ldk, vectors);
     // few large matrices: one at a time, parallel inside; else parallel over the batch
     const bool inner = batch < 4 && k >= kParallelK && par.run != nullptr;
-    // values alone from kPairBatch matrices: tasks of whole pairs (values_in_pairs runs any two of a
-    // task's matrices side by side; a smaller batch keeps one task per matrix, for the threads)
-    const int64_t per = !vectors && !inner && batch >= kPairBatch ? 2 : 1, units = div_up(batch, per);
+    // values alone: values_in_pairs runs a task's matrices two at a time
+    const int64_t per = oc::detail::pair_unit(batch, !vectors && !inner), units = div_up(batch, per);
     const int64_t nt = inner ? 1 : num_tasks(units, per * (vectors ? 12.0 : 3.0) * (double)k * k * L, 1 << 16, 1024);
     std::atomic<int> err{0};
     auto matrices = [&](int64_t b0, int64_t b1, const oc_parallel& mp) {
