@@ -1098,15 +1098,17 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
       for (int64_t i = i0; i < i1; ++i) zhat[i] = G[i * ld + i];
       for (int64_t j = 0; j < k; ++j) {
         const double* gj = G + j * ld;
-        for (int64_t i = i0; i < std::min(i1, j); ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
-        for (int64_t i = std::max(i0, j + 1); i < i1; ++i) zhat[i] *= gj[i] / (dl[i] - dl[j]);
+        const double dj = dl[j];
+        const auto den = [dj](auto v) { return v - dj; };
+        times_ratios(zhat, gj, dl, i0, std::min(i1, j), den);
+        times_ratios(zhat, gj, dl, std::max(i0, j + 1), i1, den);
       }
       for (int64_t i = i0; i < i1; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
     });
     in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
       for (int64_t j = j0; j < j1; ++j) {
         double* gj = G + j * ld;
-        for (int64_t i = 0; i < k; ++i) gj[i] = zhat[i] / gj[i];
+        num_over(gj, zhat, k);
         const double f = -1.0 / sqrt(dot(gj, gj, k));
         if (w.low) {
           float* aj = Af + j * ldf;
