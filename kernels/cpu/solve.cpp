@@ -229,32 +229,15 @@ static OC_ALWAYS_INLINE void factor_panel(T* w, int64_t lda, int64_t n, int64_t 
   }
 }
 
-// pivot_row's choice among c[j .. n) (contiguous; c[n .. n + W) NaN): the first of the largest
-// magnitudes, NaN never winning (j when all are NaN), a vector at a time (each lane keeps its own
-// first largest and its index; the lanes' smallest index of the largest wins).
+// pivot_row's choice among c[j .. n) (contiguous; c[n .. n + W) NaN, which never wins): PivotScan
+// over whole vectors.
 template <class T>
 static OC_ALWAYS_INLINE int64_t pivot_in(const T* c, int64_t j, int64_t n) {
   typedef typename Vec<T>::type V;
-  typedef decltype(V{} > V{}) M;  // lanes of T's width (int32 or int64)
-  typedef typename std::conditional<sizeof(T) == 4, int32_t, int64_t>::type I;
-  enum { W = Vec<T>::W };
-  const V none = V{} - T(1);
-  M lane, idx = M{} + (I)j;
-  for (int l = 0; l < W; ++l) lane[l] = l;
-  V best = none;
-  for (int64_t i = j; i < n; i += W) {
-    const V x = vload<V>(c + i);
-    const V a = x < T(0) ? -x : x;
-    const M gt = a > best;  // false for NaN
-    best = gt ? a : best;
-    idx = gt ? lane + (I)i : idx;
-  }
-  T m = best[0];
-  for (int l = 1; l < W; ++l) m = best[l] > m ? best[l] : m;
-  int64_t p = n;
-  for (int l = 0; l < W; ++l)
-    if (best[l] == m && (int64_t)idx[l] < p) p = (int64_t)idx[l];
-  return p;
+  PivotScan<T> scan;
+  int64_t i = 0;
+  for (; j + i < n; i += Vec<T>::W) scan.add(vload<V>(c + j + i));
+  return j + scan.finish(c + j, i, i);
 }
 
 // factor_panel's steps on a whole matrix whose rows are padded to ld >= n + W - 1 entries (zeros
