@@ -164,6 +164,62 @@ def test_direct_calls_run_tasks_on_the_callers_cores(library):
         kernels.set_threads(None)
 
 
+def _task_threads(library):
+    from ortcustom import Input, Op, Output
+
+    return Op("TaskThreads", [Input("X", "float")], [Output("Y", "float")],
+              native=ortcustom.load_kernels(library)["task_threads"])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 5])
+def test_a_direct_call_runs_each_task_once(library, threads):
+    """Fewer tasks than threads, as many, more, and not a multiple: each task runs exactly once."""
+    from ortcustom import kernels
+
+    op = _task_threads(library)
+    try:
+        kernels.set_threads(threads)
+        for n in range(1, 10):
+            y = kernels.call(op, np.full(n, 50, np.float32))
+            assert (y >= 0).all(), (threads, n, y)
+            assert len(set(y.tolist())) <= min(threads, n)
+    finally:
+        kernels.set_threads(None)
+
+
+def test_a_direct_calls_threads_each_start_on_their_own_contiguous_share(library):
+    """Thread k first runs the k-th contiguous share of the tasks (the same data on every call,
+    while its cache may still hold it), as ONNX Runtime's pool does; OpenMP's dynamic schedule dealt
+    them out in turn (0, 2, 4, ... to one thread). A thread that finishes its share takes the others'
+    leftovers, so a late thread can cost the split: one call of five must show it."""
+    from ortcustom import kernels
+
+    op = _task_threads(library)
+    try:
+        kernels.set_threads(2)
+        got = [kernels.call(op, np.full(8, 2000, np.float32)).tolist() for _ in range(5)]
+    finally:
+        kernels.set_threads(None)
+    assert [0, 0, 0, 0, 1, 1, 1, 1] in got, got
+
+
+def test_a_direct_call_runs_every_task_when_openmp_grants_fewer_threads(library):
+    """OMP_THREAD_LIMIT=1: a call asking for 4 threads gets the calling thread alone, which must then
+    run the other threads' shares too."""
+    code = textwrap.dedent(f"""
+        import numpy as np, ortcustom
+        from ortcustom import Input, Op, Output, kernels
+        op = Op("TaskThreads", [Input("X", "float")], [Output("Y", "float")],
+                native=ortcustom.load_kernels({str(library)!r})["task_threads"])
+        kernels.set_threads(4)
+        print("RESULT", kernels.call(op, np.zeros(10, np.float32)).tolist())
+    """)
+    env = dict(os.environ, OMP_THREAD_LIMIT="1")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "RESULT " + str([0.0] * 10) in r.stdout, r.stdout
+
+
 def test_a_direct_call_gets_its_own_bindings_types(library):
     """Two type constraints on two optional inputs: a call with only A (double) and one with only B
     (double) bind different rows; the kernel must see each call's own (a cache keyed by the types

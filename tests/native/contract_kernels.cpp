@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "ortcustom/kernel.hpp"
 
@@ -187,6 +188,36 @@ const char* const kOutT[] = {"Y", nullptr};
 constexpr oc::Spec kThreadsSpec = {kInT, kOutT, nullptr, OC_SIGNATURES(kFloat), nullptr};
 }  // namespace
 OC_KERNEL(threads_used, cpu, kThreadsSpec, threads_used)
+
+// Which thread ran each task: one task per element of X, task i sleeping X[i] microseconds; Y[i] is
+// 0 for the calling thread, k for the k-th other thread seen, -1 if task i ran other than once.
+namespace {
+int task_threads(oc::Context& ctx) {
+  const oc_tensor& x = ctx.input(0);
+  const float* us = static_cast<const float*>(x.data);
+  const size_t n = (size_t)x.size;
+  const std::thread::id caller = std::this_thread::get_id();
+  std::mutex mu;
+  std::vector<std::thread::id> others;
+  std::vector<int> who(n, 0), runs(n, 0);
+  ctx.parallel_for(n, [&](size_t i) {
+    std::this_thread::sleep_for(std::chrono::microseconds((int64_t)us[i]));
+    std::lock_guard<std::mutex> lock(mu);
+    ++runs[i];
+    const std::thread::id me = std::this_thread::get_id();
+    if (me == caller) return;
+    size_t k = 0;
+    while (k < others.size() && others[k] != me) ++k;
+    if (k == others.size()) others.push_back(me);
+    who[i] = (int)k + 1;
+  });
+  float* y;
+  if (int rc = ctx.output(0, x, &y)) return rc;
+  for (size_t i = 0; y && i < n; ++i) y[i] = runs[i] == 1 ? (float)who[i] : -1.0f;
+  return OC_OK;
+}
+}  // namespace
+OC_KERNEL(task_threads, cpu, kThreadsSpec, task_threads)
 
 // Two optional inputs of two type constraints (A: T, B: U): Y = the binding's element types of A
 // and B, as the host hands them to create/compute (ctx->dtypes), so a test sees which row it got.

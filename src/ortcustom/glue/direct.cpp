@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include <algorithm>
+#include <atomic>
 #include <new>
 
 #include "attrs.hpp"
@@ -89,12 +90,28 @@ class DirectRun : public Run {
     strings_[(size_t)i][(size_t)j].assign(p, (size_t)n);  // sized by alloc_output, on compute's thread
     return OC_OK;
   }
+  // Each thread takes the tasks of its own contiguous shard first, then claims what is left of
+  // the others' (as ONNX Runtime's pool does): on every call a thread gets the same part of the
+  // data, which its cache may still hold. One shared counter (OpenMP's dynamic schedule) dealt
+  // the tasks out anew each call: GroupNorm 2x320x64x64 float32 on 2 threads (AMD Zen 5) took
+  // 280 us a direct call against 183 in a session with the same kernel; 175 with shards.
   void run_tasks(size_t n, oc_task_fn fn, void* arg) override {
 #ifdef _OPENMP
-    if (threads_ > 1) {
-      const long long total = (long long)n;
-#pragma omp parallel for num_threads(threads_) schedule(dynamic, 1)
-      for (long long i = 0; i < total; ++i) fn(arg, (size_t)i);
+    const size_t team = std::min((size_t)threads_, n), shards = std::min(team, kMaxShards);
+    if (team > 1) {
+      Shard s[kMaxShards];
+      for (size_t k = 0; k < shards; ++k) {
+        s[k].next.store(k * n / shards, std::memory_order_relaxed);
+        s[k].end = (k + 1) * n / shards;
+      }
+#pragma omp parallel num_threads((int)team)
+      {
+        const size_t home = (size_t)omp_get_thread_num() % shards;
+        for (size_t k = 0; k < shards; ++k) {
+          Shard& h = s[(home + k) % shards];
+          for (size_t i; (i = h.next.fetch_add(1, std::memory_order_relaxed)) < h.end;) fn(arg, i);
+        }
+      }  // (the region's end is a barrier: every task is done and its writes seen)
       return;
     }
 #endif
@@ -107,6 +124,11 @@ class DirectRun : public Run {
     free(msg);
     return rc;
   }
+  struct alignas(64) Shard {
+    std::atomic<size_t> next;
+    size_t end;
+  };
+  static constexpr size_t kMaxShards = 64;  // threads past it share home shards
   int32_t threads_;
   const oc_direct_host* host_;
   std::vector<std::vector<std::string>> strings_;  // per output: a string output's elements
