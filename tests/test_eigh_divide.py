@@ -172,3 +172,54 @@ def test_a_large_matrix_checks_only_its_triangle_for_nan_and_inf(dtype):
                 if i != j:  # in the other triangle only: not read
                     np.testing.assert_array_equal(kernels.eigvalsh(b, UPLO="U" if uplo == "L" else "L"),
                                                   want["U" if uplo == "L" else "L"])
+
+
+def values_cases(n):
+    """Tridiagonals and matrices whose merges take each branch: deflation of tiny z entries and of close
+    values (rows rotated), merges keeping one value or none (rho = 0), and the plain secular roots."""
+    u = np.random.default_rng(n).standard_normal(n)
+    e = np.ones(n - 1)
+    glued, nearly = e.copy(), e.copy()
+    glued[::25] = 0
+    nearly[::25] = 1e-14
+    m = (n - 1) // 2
+    x = rng.standard_normal((n, n))
+    return {
+        "random": x + x.T,
+        "identity plus rank one": np.eye(n) + np.outer(u, u) / n,
+        "repeated values": with_values(np.concatenate([np.resize([1.0, 2.0, -3.0], n - 40), u[:40]]), seed=n),
+        "a cluster 1e-9 wide": with_values(np.concatenate([2 + 1e-9 * u[: n // 2], u[n // 2:]]), seed=n + 1),
+        "uncoupled blocks": tridiagonal(u, glued),
+        "nearly uncoupled blocks": tridiagonal(u, nearly),
+        "graded": tridiagonal(10.0 ** -np.linspace(0, 12, n), 10.0 ** -np.linspace(0, 12, n - 1)),
+        "wilkinson": tridiagonal(np.abs(np.arange(n) - m), e),
+        "rank one": np.ones((n, n)),
+        "diagonal": np.diag(u),
+        "zeros": np.zeros((n, n)),
+    }
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [255, 256, 300, 389])
+def test_values_alone_by_divide_and_conquer_from_256(dtype, n):
+    """Eigvalsh from n = 256 by divide and conquer carrying each eigenvector's first and last entries only:
+    within n eps ||A|| of LAPACK's values in double, on 1 and 2 threads in the same bits, alone as in a
+    batch (255: the root-free QL, for comparison)."""
+    cases = values_cases(n)
+    a = np.stack([c.astype(dtype) for c in cases.values()])
+    try:
+        got = []
+        for t in (1, 2):
+            kernels.set_threads(t)
+            got.append(kernels.eigvalsh(a))
+            got.append(np.stack([kernels.eigvalsh(x) for x in a[:3]]))
+    finally:
+        kernels.set_threads(None)
+    want = np.linalg.eigvalsh(a.astype(np.float64))
+    norm = np.linalg.norm(a.astype(np.float64), axis=(-2, -1))
+    for name, w, ref, nrm in zip(cases, got[0], want, norm):
+        err = np.abs(w.astype(np.float64) - ref).max()
+        assert err <= n * np.finfo(dtype).eps * max(nrm, np.finfo(dtype).tiny), (name, err / max(nrm, 1e-300))
+    np.testing.assert_array_equal(got[2], got[0])
+    np.testing.assert_array_equal(got[1], got[0][:3])
+    np.testing.assert_array_equal(got[3], got[0][:3])

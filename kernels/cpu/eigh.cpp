@@ -31,10 +31,15 @@
 // The rotations' lengths are plain square roots (the scaled entries keep squares far from overflow;
 // hypot's care costs more than the rest of a small matrix's QL).
 //
-// The values alone (eigvalsh, every n) come from the root-free QL on a copy of T (the rotations'
+// The values alone (eigvalsh) below n = 256 come from the root-free QL on a copy of T (the rotations'
 // squared cosines and sines: one square root per shift, none per rotation), stopping at float's
 // precision for float inputs as ssterf; a task's matrices go in pairs, their QLs side by side
-// (parallel.h's pair_unit: from 32 matrices the tasks take whole pairs).
+// (parallel.h's pair_unit: from 32 matrices the tasks take whole pairs). From n = 256 by the divide and
+// conquer below, each eigenvector carried as its first and last entries alone (all a merge reads of
+// the halves' and gives the next one): O(n^2) like the QL, but the roots and merges split into tasks
+// where the QL is one chain of divisions (eigvalsh 1x512 float on 2 threads 3.45 -> 2.79 ms, on 1 the
+// same; a batch of 4 on 1 thread 6% faster than the paired QLs, 16x256 the same, 8x128 12% slower: AMD
+// Zen 5). A matrix's values do not depend on its batch or the threads.
 //
 // n >= 64 with the vectors: values and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is
 // torn in two by a rank-one change at its middle coupling, each half solved the same way (down to blocks of
@@ -109,8 +114,10 @@ enum : int64_t {
   kRowBlock = 32,       // the reduction's fixed row blocks, each with its own partial sums
   kQuadLen = 128,       // rows of at least this many entries go four at a time in the reduction's pass
   kDC = 64,             // from this n the eigenvectors come by divide and conquer (and the values by
-                        // the root-free QL); the back-transformation's W1, W2 need a stride >= 2 kWY
+                        // the root-free QL up to kValuesDC); the back-transformation's W1, W2 need a
+                        // stride >= 2 kWY
   kLeaf = 24,           // its blocks up to this size by the QL iteration
+  kValuesDC = 256,      // from this n the values alone come by divide and conquer too
   kWY = 32,             // reflections per block of the back-transformation
   kSubDepth = 2,        // the divide's blocks at this depth (4) are solved as independent tasks
   kSubtrees = 1 << kSubDepth,
@@ -192,8 +199,14 @@ struct Work {
   // s and secular matrix g, and their vectors
   double *dv, *qv, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
   int64_t *idx, *keep, *gone, *kind, *gpos;
-  // float inputs from kDC with vectors (low): the merges' products in float, on the gathered rows sf
-  // and into cf (n x ldf floats each)
+  // the values alone by divide and conquer (dcv: a single large matrix split into tasks): each
+  // eigenvector's first and last entries (fl, two per row; nf the merge's new ones) and the kept rows'
+  // (fk, lk), with g, the z's, idx, keep and gone as above
+  bool dcv;
+  double *fl, *nf, *fk, *lk;
+  // float inputs from kDC with divide and conquer (low): the merges' deflation and roots to float's
+  // precision and, with vectors, their products in float, on the gathered rows sf and into cf (n x ldf
+  // floats each)
   bool low;
   float *sf, *cf;
   int64_t ld, queued, cap;  // ld: the row stride of a and r
@@ -223,13 +236,14 @@ struct Work {
   }
   // Without the vectors (eigvalsh) no R and no rotation queue.
   static int64_t queue_capacity(int64_t n, bool vectors) { return vectors ? capacity(n) : 0; }
-  static size_t bytes(int64_t n, bool vectors, bool dc, bool low) {
-    const int64_t mats = dc ? 5 : vectors ? 2 : 1, vecs = dc ? 9 : 0, ivecs = dc ? 5 : 0, cap = queue_capacity(n, vectors);
+  static size_t bytes(int64_t n, bool vectors, bool dc, bool low, bool dcv = false) {
+    const int64_t mats = dc ? 5 : vectors ? 2 : dcv ? 2 : 1, vecs = dc ? 9 : dcv ? 15 : 0, ivecs = dc || dcv ? 5 : 0,
+                  cap = queue_capacity(n, vectors);
     return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (vectors ? 8 : 16) * n + vecs * n +
                     kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * cap + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + cap) * sizeof(int64_t);
   }
-  void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo) {
+  void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo, bool values_dc = false) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     ld = stride(n);
     ldf = stride_f(n);  // n * ldf floats fit in a's n * ld doubles
@@ -266,15 +280,30 @@ struct Work {
       lam = x, x += n;
       tmp = x, x += 3 * n;
     }
-    low = dc && lo;
+    dcv = values_dc && !dc;
+    if (dcv) {
+      g = x, x += n * ld;
+      z = x, x += n;
+      dl = x, x += n;
+      zl = x, x += n;
+      z2 = x, x += n;
+      zhat = x, x += n;
+      lam = x, x += n;
+      tmp = x, x += 3 * n;
+      fl = x, x += 2 * n;
+      nf = x, x += 2 * n;
+      fk = x, x += n;
+      lk = x, x += n;
+    }
+    low = (dc || dcv) && lo;  // float inputs: the merges' precision float's (and dc's products in float)
     sf = cf = nullptr;
-    if (low) {
+    if (dc && low) {
       sf = reinterpret_cast<float*>(x), cf = sf + n * ldf;
       x += n * ldf;
     }
     order = reinterpret_cast<int64_t*>(x);
     qi = order + n;
-    if (dc) {
+    if (dc || dcv) {
       idx = qi + cap;
       keep = idx + n;
       gone = keep + n;
@@ -762,12 +791,12 @@ static void flush(Work& w, int64_t n, const oc_parallel& par) {
   });
 }
 
-// Implicit QL on (d, e) (n values), rotating the rows of R (n long, w.ld apart): at once, or
-// queued and flushed onto w.r (queue; R is then w.r). Couplings below eps times their diagonal
+// Implicit QL on (d, e) (n values), rotating the rows of R (their first cols entries, ldr apart): at
+// once, or queued and flushed onto w.r (queue; R is then w.r, cols n). Couplings below eps times their diagonal
 // neighbours are negligible (float's for the divide and conquer's leaves in float, w.low). false: the
 // iteration cap was reached.
-static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, const oc_parallel& par,
-               double eps = std::numeric_limits<double>::epsilon()) {
+static bool ql(Work& w, double* d, double* e, int64_t n, double* R, int64_t ldr, int64_t cols, bool queue,
+               const oc_parallel& par, double eps = std::numeric_limits<double>::epsilon()) {
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -804,9 +833,9 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, bool queue, 
           w.qi[w.queued] = i, w.qc[w.queued] = c, w.qs[w.queued] = s;
           ++w.queued;
         } else {
-          double* OC_RESTRICT x = R + i * w.ld;
-          double* OC_RESTRICT y = x + w.ld;
-          for (int64_t k = 0; k < n; ++k) {
+          double* OC_RESTRICT x = R + i * ldr;
+          double* OC_RESTRICT y = x + ldr;
+          for (int64_t k = 0; k < cols; ++k) {
             const double yk = y[k], xk = x[k];
             y[k] = s * xk + c * yk;
             x[k] = c * xk - s * yk;
@@ -1023,6 +1052,72 @@ static void gemm_tasks(double* pkd, const R* A, int64_t lda, const R* B, int64_t
 
 #include "secular.inc"  // secular_root: the merges' secular equation (shared with svd_bidiag_dc.inc)
 
+// The merges' deflation (merge, merge_values): values whose rho z_j is below tol deflate as they are
+// (gone); of two values closer than tol after a rotation that puts z's weight on one, the other
+// (rotate(prev, j, c, s) turns their rows: x = prev's, y = j's, x <- c x + s y, y <- c y - s x). idx:
+// the values' order (sorted here). Returns k: the kept in keep[0 .. k), ascending; N - k in gone.
+template <class Rotate>
+static int64_t deflate(double* d, double* z, int64_t* idx, int64_t* keep, int64_t* gone, int64_t N, double rho,
+                       double tol, const Rotate& rotate) {
+  std::sort(idx, idx + N, [&](int64_t x, int64_t y) { return d[x] < d[y] || (d[x] == d[y] && x < y); });
+  int64_t k = 0, ng = 0, prev = -1;
+  for (int64_t t = 0; t < N; ++t) {
+    const int64_t j = idx[t];
+    if (rho * fabs(z[j]) <= tol) {
+      gone[ng++] = j;
+      continue;
+    }
+    if (prev < 0) {
+      prev = j;
+      continue;
+    }
+    const double tau = pythag(z[j], z[prev]);
+    const double c = z[j] / tau, s = -z[prev] / tau;
+    if (fabs((d[j] - d[prev]) * c * s) <= tol) {  // rotate prev's weight onto j: prev deflates
+      z[j] = tau, z[prev] = 0;
+      rotate(prev, j, c, s);
+      const double dp = d[prev], dj = d[j];
+      d[prev] = dp * c * c + dj * s * s;
+      d[j] = dp * s * s + dj * c * c;
+      gone[ng++] = prev;
+    } else {
+      keep[k++] = prev;
+    }
+    prev = j;
+  }
+  if (prev >= 0) keep[k++] = prev;
+  return k;
+}
+
+// The secular equation of the k > 1 kept values (keep: their d and z, gathered into dl, zl, z2): its
+// roots into lam, G's row i left holding dl - lam_i (k entries, ld apart), and zhat, the z that has
+// exactly these roots (Gu-Eisenstat), signed as zl. Tasks on par.
+static void secular_solve(const double* d, const double* z, const int64_t* keep, int64_t k, double rho, double eps,
+                          double* dl, double* zl, double* z2, double* G, int64_t ld, double* lam, double* zhat,
+                          const oc_parallel& par) {
+  double zz = 0;
+  for (int64_t i = 0; i < k; ++i) {
+    dl[i] = d[keep[i]], zl[i] = z[keep[i]], z2[i] = zl[i] * zl[i];
+    zz += z2[i];
+  }
+  in_tasks(par, k, 40.0 * k, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld, eps);
+  });
+  // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
+  // (tasks over i; each zhat_i's factors in j's order)
+  in_tasks(par, k, 4.0 * k, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) zhat[i] = G[i * ld + i];
+    for (int64_t j = 0; j < k; ++j) {
+      const double* gj = G + j * ld;
+      const double dj = dl[j];
+      const auto den = [dj](auto v) { return v - dj; };
+      times_ratios(zhat, gj, dl, i0, std::min(i1, j), den);
+      times_ratios(zhat, gj, dl, std::max(i0, j + 1), i1, den);
+    }
+    for (int64_t i = i0; i < i1; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
+  });
+}
+
 // Merges the two halves of the block [o, o + N) of T (Cuppen's divide and conquer): the halves'
 // eigensystems D1, Q1 and D2, Q2 (rows of w.zt, unsorted values in w.d) with the torn coupling beta
 // give T's block = diag(Q1, Q2) (D + rho z z^T) diag(Q1, Q2)^T, z the last row of Q1 over the first of
@@ -1060,40 +1155,17 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
     dmax = std::max(dmax, fabs(d[j]));
     zmax = std::max(zmax, fabs(z[j]));
   }
-  std::sort(idx, idx + N, [&](int64_t x, int64_t y) { return d[x] < d[y] || (d[x] == d[y] && x < y); });
   const double tol = 8 * eps * std::max(dmax, zmax);
-  int64_t k = 0, ng = 0, prev = -1;
-  for (int64_t t = 0; t < N; ++t) {
-    const int64_t j = idx[t];
-    if (rho * fabs(z[j]) <= tol) {
-      gone[ng++] = j;
-      continue;
+  const int64_t k = deflate(d, z, idx, keep, gone, N, rho, tol, [&](int64_t prev, int64_t j, double c, double s) {
+    double *x = Z + prev * ld, *y = Z + j * ld;
+    for (int64_t q = 0; q < N; ++q) {
+      const double xq = x[q], yq = y[q];
+      x[q] = c * xq + s * yq;
+      y[q] = c * yq - s * xq;
     }
-    if (prev < 0) {
-      prev = j;
-      continue;
-    }
-    const double tau = pythag(z[j], z[prev]);
-    const double c = z[j] / tau, s = -z[prev] / tau;
-    if (fabs((d[j] - d[prev]) * c * s) <= tol) {  // rotate prev's weight onto j: prev deflates
-      z[j] = tau, z[prev] = 0;
-      double *x = Z + prev * ld, *y = Z + j * ld;
-      for (int64_t q = 0; q < N; ++q) {
-        const double xq = x[q], yq = y[q];
-        x[q] = c * xq + s * yq;
-        y[q] = c * yq - s * xq;
-      }
-      if (kind[prev] != kind[j]) kind[j] = 1;
-      const double dp = d[prev], dj = d[j];
-      d[prev] = dp * c * c + dj * s * s;
-      d[j] = dp * s * s + dj * c * c;
-      gone[ng++] = prev;
-    } else {
-      keep[k++] = prev;
-    }
-    prev = j;
-  }
-  if (prev >= 0) keep[k++] = prev;
+    if (kind[prev] != kind[j]) kind[j] = 1;
+  });
+  const int64_t ng = N - k;
   double* S = w.s + o * ld + o;  // the rows gathered: the kept by kind, then the deflated
   double* G = w.g + o * ld + o;  // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
   double* A = w.r + o * ld + o;  // row j: minus eigenvector j, in the gathered rows' order (w.r is free)
@@ -1126,27 +1198,7 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
     else
       A[0] = -1;
   } else if (k > 1) {
-    double zz = 0;
-    for (int64_t i = 0; i < k; ++i) {
-      dl[i] = d[keep[i]], zl[i] = z[keep[i]], z2[i] = zl[i] * zl[i];
-      zz += z2[i];
-    }
-    in_tasks(par, k, 40.0 * k, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) lam[i] = secular_root(dl, z2, k, rho, zz, i, G + i * ld, eps);
-    });
-    // z recomputed from the roots: zhat_i^2 = -(d_i - lambda_i) prod_{j != i} (d_i - lambda_j) / (d_i - d_j)
-    // (tasks over i; each zhat_i's factors in j's order)
-    in_tasks(par, k, 4.0 * k, [&](int64_t i0, int64_t i1) {
-      for (int64_t i = i0; i < i1; ++i) zhat[i] = G[i * ld + i];
-      for (int64_t j = 0; j < k; ++j) {
-        const double* gj = G + j * ld;
-        const double dj = dl[j];
-        const auto den = [dj](auto v) { return v - dj; };
-        times_ratios(zhat, gj, dl, i0, std::min(i1, j), den);
-        times_ratios(zhat, gj, dl, std::max(i0, j + 1), i1, den);
-      }
-      for (int64_t i = i0; i < i1; ++i) zhat[i] = copysign(sqrt(std::max(-zhat[i], 0.0)), zl[i]);
-    });
+    secular_solve(d, z, keep, k, rho, eps, dl, zl, z2, G, ld, lam, zhat, par);
     in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
       for (int64_t j = j0; j < j1; ++j) {
         double* gj = G + j * ld;
@@ -1188,6 +1240,59 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
       else if (w.low)
         for (int64_t q = 0; q < N; ++q) Z[j * ld + q] = C[j * ldf + q];
   });
+}
+
+// merge for the values alone (w.dcv): each eigenvector carried as its first and last entries only
+// (w.fl, two per row), all a merge needs of the halves' (z: the first half's last entries over the
+// second's first) and all the next merge up needs of this one's. The same deflation and secular
+// roots; the kept rows' two entries then mixed by the new vectors (two dots a root, not a product).
+static void merge_values(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
+  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const int64_t ld = w.ld;
+  double *d = w.d + o, *f = w.fl + 2 * o, *nf = w.nf + 2 * o, *fk = w.fk + o, *lk = w.lk + o;
+  double *z = w.z + o, *dl = w.dl + o, *zl = w.zl + o, *z2 = w.z2 + o, *zhat = w.zhat + o, *lam = w.lam + o;
+  int64_t *idx = w.idx + o, *keep = w.keep + o, *gone = w.gone + o;
+  const double rho = 2 * fabs(beta), sgn = beta < 0 ? -1.0 : 1.0, h = sqrt(0.5);
+  double dmax = 0, zmax = 0;
+  for (int64_t j = 0; j < N; ++j) {  // z from the entries at the tear; the block's rows keep the others
+    z[j] = (j < n1 ? f[2 * j + 1] : sgn * f[2 * j]) * h;
+    f[2 * j + (j < n1 ? 1 : 0)] = 0;
+    idx[j] = j;
+    dmax = std::max(dmax, fabs(d[j]));
+    zmax = std::max(zmax, fabs(z[j]));
+  }
+  const double tol = 8 * eps * std::max(dmax, zmax);
+  const int64_t k = deflate(d, z, idx, keep, gone, N, rho, tol, [&](int64_t prev, int64_t j, double c, double s) {
+    for (int q = 0; q < 2; ++q) {
+      const double xq = f[2 * prev + q], yq = f[2 * j + q];
+      f[2 * prev + q] = c * xq + s * yq;
+      f[2 * j + q] = c * yq - s * xq;
+    }
+  });
+  double* nd = w.tmp + o;
+  for (int64_t g = k; g < N; ++g) {
+    nd[g] = d[gone[g - k]];
+    nf[2 * g] = f[2 * gone[g - k]], nf[2 * g + 1] = f[2 * gone[g - k] + 1];
+  }
+  if (k == 1) {
+    nd[0] = d[keep[0]] + rho * z[keep[0]] * z[keep[0]];
+    nf[0] = f[2 * keep[0]], nf[1] = f[2 * keep[0] + 1];
+  } else if (k > 1) {
+    double* G = w.g + o * ld + o;  // row j: d_l - lambda_j, then eigenvector j of D + rho z z^T
+    secular_solve(d, z, keep, k, rho, eps, dl, zl, z2, G, ld, lam, zhat, par);
+    for (int64_t i = 0; i < k; ++i) fk[i] = f[2 * keep[i]], lk[i] = f[2 * keep[i] + 1];
+    in_tasks(par, k, 4.0 * k, [&](int64_t j0, int64_t j1) {
+      for (int64_t j = j0; j < j1; ++j) {
+        double* gj = G + j * ld;
+        num_over(gj, zhat, k);
+        const double s = 1.0 / sqrt(dot(gj, gj, k));
+        nd[j] = lam[j];
+        nf[2 * j] = dot(gj, fk, k) * s, nf[2 * j + 1] = dot(gj, lk, k) * s;
+      }
+    });
+  }
+  std::copy(nd, nd + N, d);
+  std::copy(nf, nf + 2 * N, f);
 }
 
 // The rows of X (n of them, ldx apart: T's eigenvectors) times R = Q^T = H_{n-3} ... H_0 (A's
@@ -1292,25 +1397,34 @@ static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_
 }
 
 // T's block [o, o + N) by divide and conquer: eigenvalues (unsorted) into w.d, eigenvectors into
-// rows o .. of w.zt (columns o ..). Up to kLeaf, the QL iteration rotating an identity. Touches only
-// the block's part of w (and pk, kKC (N + 16) doubles).
+// rows o .. of w.zt (columns o ..), or with w.dcv their first and last entries into w.fl's rows o ...
+// Up to kLeaf, the QL iteration rotating an identity (its two columns, dcv). Touches only the block's
+// part of w (and pk, kKC (N + 16) doubles).
 static bool divide(Work& w, int64_t o, int64_t N, double* pk, const oc_parallel& par) {
   const int64_t ld = w.ld;
+  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  if (N <= kLeaf && w.dcv) {
+    double* f = w.fl + 2 * o;
+    for (int64_t j = 0; j < N; ++j) f[2 * j] = j == 0, f[2 * j + 1] = j == N - 1;
+    return ql(w, w.d + o, w.e + o, N, f, 2, 2, false, par, eps);
+  }
   if (N <= kLeaf) {
     double* Z = w.zt + o * ld + o;
     for (int64_t j = 0; j < N; ++j) {
       std::fill(Z + j * ld, Z + j * ld + N, 0.0);
       Z[j * ld + j] = 1;
     }
-    return ql(w, w.d + o, w.e + o, N, Z, false, par,
-              w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon());
+    return ql(w, w.d + o, w.e + o, N, Z, ld, N, false, par, eps);
   }
   const int64_t n1 = N / 2;
   const double beta = w.e[o + n1 - 1];
   w.d[o + n1 - 1] -= fabs(beta);
   w.d[o + n1] -= fabs(beta);
   if (!divide(w, o, n1, pk, par) || !divide(w, o + n1, N - n1, pk, par)) return false;
-  merge(w, o, n1, N, beta, pk, par);
+  if (w.dcv)
+    merge_values(w, o, n1, N, beta, par);
+  else
+    merge(w, o, n1, N, beta, pk, par);
   return true;
 }
 
@@ -1340,7 +1454,10 @@ static void merge_up(Work& w, int64_t o, int64_t N, int depth, int node, const D
   const int64_t n1 = N / 2;
   merge_up(w, o, n1, depth + 1, 2 * node, t, par);
   merge_up(w, o + n1, N - n1, depth + 1, 2 * node + 1, t, par);
-  merge(w, o, n1, N, t.beta[node], w.pk, par);
+  if (w.dcv)
+    merge_values(w, o, n1, N, t.beta[node], par);
+  else
+    merge(w, o, n1, N, t.beta[node], w.pk, par);
 }
 
 // divide(w, 0, n) (the same bits): one parallel step whose tasks are the subtrees below depth kSubDepth,
@@ -1485,7 +1602,7 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
   const double* rows = w.r;  // the eigenvectors, as rows, for the values w.d
   if (n < kDC && vectors) {  // values and vectors by the QL iteration, rotating R's rows
     form_basis(w, n, par);
-    if (!ql(w, w.d, w.e, n, w.r, n >= kQueueN, par)) return 2;
+    if (!ql(w, w.d, w.e, n, w.r, w.ld, n, n >= kQueueN, par)) return 2;
     for (int64_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
     if (wout)
@@ -1506,7 +1623,12 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     }
     back_transform(w, w.zt, w.ld, (const double*)nullptr, n, par);
     rows = w.zt;
-  } else if (wout) {  // the values alone, at every n: the root-free QL on a copy (as LAPACK's sterf)
+  } else if (wout && w.dcv) {  // the values alone by divide and conquer (from kValuesDC)
+    if (!divide_top(w, n, par)) return 2;
+    std::sort(w.d, w.d + n);
+    for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[j], ex);
+    return 1;
+  } else if (wout) {  // the values alone: the root-free QL on a copy (as LAPACK's sterf)
     QlValues q;
     q.init(w.qv, w.d, w.e, n, values_eps<T>());
     if (ql_alone(q) < 0) return 2;
@@ -1548,12 +1670,13 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
   const bool dc = v != nullptr && n >= kDC;
   const bool low = std::is_same<T, float>::value && n >= kDC;  // as one's
   const bool vectors = v != nullptr;
-  const size_t bytes = Work::bytes(n, vectors, dc, low);
+  const bool dcv = !vectors && n >= kValuesDC;
+  const size_t bytes = Work::bytes(n, vectors, dc, low, dcv);
   if (batch < 4 && n >= kParallelN && par.run != nullptr) {  // parallelism inside each matrix
     void* buf = malloc(bytes);
     if (!buf) return OC_OUT_OF_MEMORY;
     Work w;
-    w.carve(buf, n, vectors, dc, low);
+    w.carve(buf, n, vectors, dc, low, dcv);
     // one parallel region for all of it (team.h): the reduction alone is n parallel steps of tens of
     // microseconds, the merges and the back-transformation hundreds more; a fork/join of the host's
     // pool per step cost a good part of them on 2 threads
@@ -1580,8 +1703,8 @@ static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_
       return;
     }
     Work w;
-    w.carve(buf, n, vectors, dc, low);
-    if (!vectors && wout)
+    w.carve(buf, n, vectors, dc, low, dcv);
+    if (!vectors && wout && !dcv)
       values_in_pairs(a, wout, status, b0, b1, n, upper, w);
     else
       for (int64_t b = b0; b < b1; ++b)
