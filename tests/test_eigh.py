@@ -32,8 +32,8 @@ def mirrored(a, uplo):
 
 def assert_values_agree(a, w_vectors, w_values, uplo):
     """Eigh's values and Eigvalsh's: Eigh's from its QL iteration (below n = 64) or its divide and
-    conquer (the secular roots), Eigvalsh's from the root-free QL, within 4 n eps ||A|| of each other
-    (each within its bound of the true values)."""
+    conquer (the secular roots), Eigvalsh's from the root-free QL (below n = 256) or its own divide and conquer,
+    within 4 n eps ||A|| of each other (each within its bound of the true values)."""
     n = a.shape[-1]
     if a.size == 0:
         np.testing.assert_array_equal(w_values, w_vectors)

@@ -37,9 +37,9 @@
 // (parallel.h's pair_unit: from 32 matrices the tasks take whole pairs). From n = 256 by the divide and
 // conquer below, each eigenvector carried as its first and last entries alone (all a merge reads of
 // the halves' and gives the next one): O(n^2) like the QL, but the roots and merges split into tasks
-// where the QL is one chain of divisions (eigvalsh 1x512 float on 2 threads 3.45 -> 2.79 ms, on 1 the
-// same; a batch of 4 on 1 thread 6% faster than the paired QLs, 16x256 the same, 8x128 12% slower: AMD
-// Zen 5). A matrix's values do not depend on its batch or the threads.
+// where the QL is one chain of divisions (eigvalsh 1x512 float on 2 threads 3.42 -> 2.77 ms, on 1 6%
+// less, 1x1024 21% and 8% less; a batch of 4 on 1 thread 6% faster than the paired QLs, 16x256 the same,
+// 8x128 12% slower: AMD Zen 5). A matrix's values do not depend on its batch or the threads.
 //
 // n >= 64 with the vectors: values and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is
 // torn in two by a rank-one change at its middle coupling, each half solved the same way (down to blocks of
@@ -199,7 +199,7 @@ struct Work {
   // s and secular matrix g, and their vectors
   double *dv, *qv, *pk, *zt, *s, *g, *z, *dl, *zl, *z2, *zhat, *lam, *tmp;
   int64_t *idx, *keep, *gone, *kind, *gpos;
-  // the values alone by divide and conquer (dcv: a single large matrix split into tasks): each
+  // the values alone by divide and conquer (dcv: from kValuesDC): each
   // eigenvector's first and last entries (fl, two per row; nf the merge's new ones) and the kept rows'
   // (fk, lk), with g, the z's, idx, keep and gone as above
   bool dcv;
