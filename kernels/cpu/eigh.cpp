@@ -267,11 +267,14 @@ struct Work {
     cap = queue_capacity(n, vectors);
     qc = x, x += cap;
     qs = x, x += cap;
+    dcv = values_dc && !dc;
     if (dc) {
       zt = x, x += n * ld;
       s = x, x += n * ld;
+    }
+    if (dc || dcv) {
       g = x, x += n * ld;
-      x += bt_extra(n);
+      if (dc) x += bt_extra(n);  // (back_transform's operands run on from s through g)
       z = x, x += n;
       dl = x, x += n;
       zl = x, x += n;
@@ -280,16 +283,7 @@ struct Work {
       lam = x, x += n;
       tmp = x, x += 3 * n;
     }
-    dcv = values_dc && !dc;
     if (dcv) {
-      g = x, x += n * ld;
-      z = x, x += n;
-      dl = x, x += n;
-      zl = x, x += n;
-      z2 = x, x += n;
-      zhat = x, x += n;
-      lam = x, x += n;
-      tmp = x, x += 3 * n;
       fl = x, x += 2 * n;
       nf = x, x += 2 * n;
       fk = x, x += n;
