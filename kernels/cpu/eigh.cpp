@@ -209,6 +209,10 @@ struct Work {
   // floats each)
   bool low;
   float *sf, *cf;
+  // the divide and conquer's precision (its leaves' QL, deflation and secular roots): float's for low
+  double dc_eps() const {
+    return low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  }
   int64_t ld, queued, cap;  // ld: the row stride of a and r
   int64_t ldf;              // the row stride of a read as floats (the float reduction's matrix)
   static int64_t capacity(int64_t n) { return 32 * n + 64; }
@@ -236,14 +240,14 @@ struct Work {
   }
   // Without the vectors (eigvalsh) no R and no rotation queue.
   static int64_t queue_capacity(int64_t n, bool vectors) { return vectors ? capacity(n) : 0; }
-  static size_t bytes(int64_t n, bool vectors, bool dc, bool low, bool dcv = false) {
+  static size_t bytes(int64_t n, bool vectors, bool dc, bool low, bool dcv) {
     const int64_t mats = dc ? 5 : vectors ? 2 : dcv ? 2 : 1, vecs = dc ? 9 : dcv ? 15 : 0, ivecs = dc || dcv ? 5 : 0,
                   cap = queue_capacity(n, vectors);
     return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (vectors ? 8 : 16) * n + vecs * n +
                     kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * cap + 8) * sizeof(double) +
            (size_t)((1 + ivecs) * n + cap) * sizeof(int64_t);
   }
-  void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo, bool values_dc = false) {
+  void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo, bool values_dc) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
     ld = stride(n);
     ldf = stride_f(n);  // n * ldf floats fit in a's n * ld doubles
@@ -1127,7 +1131,7 @@ static void secular_solve(const double* d, const double* z, const int64_t* keep,
 static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double* pk, const oc_parallel& par) {
   // the precision of the deflation and of the secular roots: float's when the products are in float
   // (as LAPACK's slaed2 and slaed4)
-  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double eps = w.dc_eps();
   const int64_t ld = w.ld;
   double* Z = w.zt + o * ld + o;
   double* d = w.d + o;
@@ -1241,7 +1245,7 @@ static void merge(Work& w, int64_t o, int64_t n1, int64_t N, double beta, double
 // second's first) and all the next merge up needs of this one's. The same deflation and secular
 // roots; the kept rows' two entries then mixed by the new vectors (two dots a root, not a product).
 static void merge_values(Work& w, int64_t o, int64_t n1, int64_t N, double beta, const oc_parallel& par) {
-  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double eps = w.dc_eps();
   const int64_t ld = w.ld;
   double *d = w.d + o, *f = w.fl + 2 * o, *nf = w.nf + 2 * o, *fk = w.fk + o, *lk = w.lk + o;
   double *z = w.z + o, *dl = w.dl + o, *zl = w.zl + o, *z2 = w.z2 + o, *zhat = w.zhat + o, *lam = w.lam + o;
@@ -1396,7 +1400,7 @@ static void back_transform(Work& w, R* X, int64_t ldx, const double* src, int64_
 // part of w (and pk, kKC (N + 16) doubles).
 static bool divide(Work& w, int64_t o, int64_t N, double* pk, const oc_parallel& par) {
   const int64_t ld = w.ld;
-  const double eps = w.low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+  const double eps = w.dc_eps();
   if (N <= kLeaf && w.dcv) {
     double* f = w.fl + 2 * o;
     for (int64_t j = 0; j < N; ++j) f[2 * j] = j == 0, f[2 * j + 1] = j == N - 1;
@@ -1578,11 +1582,11 @@ static double values_eps() {
                                         : std::numeric_limits<double>::epsilon();
 }
 
-// q's values, ascending and scaled back by 2^ex
+// The n values d (sorted here), ascending and scaled back by 2^ex
 template <class T>
-static void write_values(QlValues& q, int ex, T* wout) {
-  std::sort(q.d, q.d + q.n);
-  for (int64_t j = 0; j < q.n; ++j) wout[j] = (T)ldexp(q.d[j], ex);
+static void write_values(double* d, int64_t n, int ex, T* wout) {
+  std::sort(d, d + n);
+  for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(d[j], ex);
 }
 
 template <class T>
@@ -1619,14 +1623,13 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
     rows = w.zt;
   } else if (wout && w.dcv) {  // the values alone by divide and conquer (from kValuesDC)
     if (!divide_top(w, n, par)) return 2;
-    std::sort(w.d, w.d + n);
-    for (int64_t j = 0; j < n; ++j) wout[j] = (T)ldexp(w.d[j], ex);
+    write_values(w.d, n, ex, wout);
     return 1;
   } else if (wout) {  // the values alone: the root-free QL on a copy (as LAPACK's sterf)
     QlValues q;
     q.init(w.qv, w.d, w.e, n, values_eps<T>());
     if (ql_alone(q) < 0) return 2;
-    write_values(q, ex, wout);
+    write_values(q.d, q.n, ex, wout);
     return 1;
   }
   if (vectors) write_vectors(rows, w.ld, order, v, n, w.p, par);
@@ -1653,7 +1656,7 @@ static void values_in_pairs(const T* a, T* wout, uint8_t* status, int64_t b0, in
     ql_values(q[0], live == 2 ? &q[1] : nullptr, r[0], r[1]);
     for (int k = 0; k < live; ++k) {
       status[at[k]] = r[k] < 0 ? 2 : 1;
-      if (r[k] == 0) write_values(q[k], ex[k], wout + at[k] * n);
+      if (r[k] == 0) write_values(q[k].d, q[k].n, ex[k], wout + at[k] * n);
     }
   }
 }
