@@ -5,7 +5,6 @@
 
 #include <chrono>
 #include <mutex>
-#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -166,31 +165,9 @@ OC_EXPORT const oc_kernel* ortcustom_kernel_twenty_inputs_cpu(void) {
 }
 }
 
-// How many threads ran its tasks (each task sleeps: a pool of n threads takes them all): the count
-// is the output's one element. Direct calls must use the caller's cores (OpenMP), not run serially.
-namespace {
-int threads_used(oc::Context& ctx) {
-  std::mutex mu;
-  std::set<std::thread::id> seen;
-  ctx.parallel_for(16, [&](size_t) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    std::lock_guard<std::mutex> lock(mu);
-    seen.insert(std::this_thread::get_id());
-  });
-  float* y;
-  const int64_t one[] = {1};
-  if (int rc = ctx.output(0, one, 1, &y)) return rc;
-  if (y) *y = static_cast<float>(seen.size());
-  return OC_OK;
-}
-const char* const kInT[] = {"X", nullptr};
-const char* const kOutT[] = {"Y", nullptr};
-constexpr oc::Spec kThreadsSpec = {kInT, kOutT, nullptr, OC_SIGNATURES(kFloat), nullptr};
-}  // namespace
-OC_KERNEL(threads_used, cpu, kThreadsSpec, threads_used)
-
 // Which thread ran each task: one task per element of X, task i sleeping X[i] microseconds; Y[i] is
-// 0 for the calling thread, k for the k-th other thread seen, -1 if task i ran other than once.
+// 0 for the calling thread, k for the k-th other thread seen, -1 if task i ran other than once. Direct
+// calls must use the caller's cores (OpenMP), not run serially.
 namespace {
 int task_threads(oc::Context& ctx) {
   const oc_tensor& x = ctx.input(0);
@@ -216,6 +193,9 @@ int task_threads(oc::Context& ctx) {
   for (size_t i = 0; y && i < n; ++i) y[i] = runs[i] == 1 ? (float)who[i] : -1.0f;
   return OC_OK;
 }
+const char* const kInT[] = {"X", nullptr};
+const char* const kOutT[] = {"Y", nullptr};
+constexpr oc::Spec kThreadsSpec = {kInT, kOutT, nullptr, OC_SIGNATURES(kFloat), nullptr};
 }  // namespace
 OC_KERNEL(task_threads, cpu, kThreadsSpec, task_threads)
 
