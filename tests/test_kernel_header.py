@@ -53,7 +53,7 @@ def test_a_kernel_reads_every_attribute_kind_and_input_by_its_declared_name(tmp_
     with pytest.raises(TypeError, match="accepts"):
         kernels.call(op, x.astype(np.int64))
     # A call remembers its attribute checks by value (kernels.attr_key): True is not 1 there (a bool is
-    # no int attribute), a float is keyed by its bits (-0.0 == 0.0 in Python), and a value that failed
+    # no int attribute), a float zero by its sign (-0.0 == 0.0 in Python), and a value that failed
     # is checked, and refused, every time.
     for _ in range(2):
         np.testing.assert_array_equal(kernels.call(op, x, k=1), x * np.float32(7.75))
@@ -62,6 +62,10 @@ def test_a_kernel_reads_every_attribute_kind_and_input_by_its_declared_name(tmp_
         with pytest.raises(TypeError, match="attribute f"):
             kernels.call(op, x, f="1")
     assert kernels.attr_key("f", -0.0) != kernels.attr_key("f", 0.0)
+    for _ in range(2):  # an input by keyword, a Python int (the repeated call's path takes inputs by position)
+        np.testing.assert_array_equal(kernels.call(op, x, **{"class": 10}), x * np.float32(18.75))
+    assert kernels.attr_key("f", 1.0) not in (kernels.attr_key("f", 1), kernels.attr_key("f", True))
+    assert kernels.attr_key("f", float("nan")) == kernels.attr_key("f", float("nan"))  # (one entry, not one a call)
     assert kernels.attr_key("fs", [0.5]) is None  # (lists: checked every call)
 
 

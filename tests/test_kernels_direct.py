@@ -169,3 +169,39 @@ def test_shape_rules_are_remembered_per_shapes_and_attributes():
             kernels.solve_triangular(np.eye(3, dtype=np.float32), np.ones((4, 2), np.float32), upper=0)
     x = kernels.solve_triangular(np.eye(4, dtype=np.float32), np.ones((4, 2), np.float32), upper=0)
     assert x.shape == (4, 2)
+
+
+def test_a_repeated_call_is_checked_as_its_first_and_runs_on_its_own_data():
+    # a call whose input types, shapes and attributes were seen (kernels._repeat_key) skips the checks
+    # (kernels.call: _Plan.repeats); each of those, changed alone, must be checked and run anew, and the
+    # data, changed alone, must be read
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((2, 6, 5)).astype(np.float32)
+    s, b = rng.standard_normal(6).astype(np.float32), rng.standard_normal(6).astype(np.float32)
+
+    def ref(x, s=None, b=None, groups=3, eps=1e-5):
+        return GroupNorm.reference(x, np.array(groups), s, b, epsilon=eps)
+
+    for _ in range(3):
+        for xx in (x, x.astype(np.float64), x[:1], -x, x.reshape(2, 6, 5, 1)):
+            y = kernels.group_norm(xx, 3, s.astype(xx.dtype), b.astype(xx.dtype))
+            assert y.dtype == xx.dtype and y.shape == xx.shape
+            np.testing.assert_allclose(y, ref(xx, s, b), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(kernels.group_norm(x, 3), ref(x), rtol=1e-5, atol=1e-5)  # optional inputs absent
+        np.testing.assert_allclose(kernels.group_norm(x, 3, s), ref(x, s), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(kernels.group_norm(x, 2, s, b), ref(x, s, b, 2), rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(kernels.group_norm(x, 3, s, b, epsilon=4.0), ref(x, s, b, eps=4.0), rtol=1e-5)
+        wide = np.zeros((2, 6, 10), np.float32)
+        wide[:, :, ::2] = x
+        view = wide[:, :, ::2]  # the same dtype and shape, not contiguous: read as it lies, through a copy
+        np.testing.assert_allclose(kernels.group_norm(view, 3, s, b), ref(x, s, b), rtol=1e-5, atol=1e-5)
+        with pytest.raises(TypeError, match="accepts"):  # refused on every call
+            kernels.group_norm(x.astype(np.int32), 3)
+        with pytest.raises(ValueError, match="divide the 6 channels"):
+            kernels.group_norm(x, 4)
+        with pytest.raises(ValueError, match=r"scale has shape \(5,\)"):
+            kernels.group_norm(x, 3, s[:5])
+        # a Python int for an input of type T: its dtype goes by its value (NumPy's), checked every call
+        assert kernels.search_sorted(np.array([1, 3, 5, 7]), 4) == 2
+        with pytest.raises(TypeError, match="values has dtype uint64"):
+            kernels.search_sorted(np.array([1, 3, 5, 7]), 2**63)

@@ -116,6 +116,9 @@ def _c_strides(shape, item):
 class _Call:
     """One direct call: what the kernel's host functions (outputs, scratch) need, with the GIL."""
 
+    __slots__ = ("op_name", "op", "n_outputs", "out_dtypes", "like", "device", "device_id", "stream", "given",
+                 "inplace", "operands", "results", "keep", "error")
+
     def __init__(self, op: Op, out_dtypes, like, device: int, device_id: int, stream: int, given, inplace,
                  operands):
         self.op_name = op.name
@@ -274,10 +277,14 @@ class _Plan:
         self.tensors = frozenset(a.name for a in op.attrs if a.kind == "tensor")
         self.checked = {}  # (name, type, value) -> _checked_attr's value, for hashable values
         self.shapes = {}  # (input shapes, attributes) -> what the shape rules said (a rule is a function of them)
+        # _repeat_key -> what a call with that key resolved to (_Resolved): a model's calls repeat their
+        # types, shapes and attributes, and none of the checks reads an input's values (but a constant
+        # input's, and a text input's elements, packed per call: those take the full path each time)
+        self.repeats = {}
 
     def attr_value(self, op: Op, a, v):
-        """_checked_attr(op, a, v), remembered for a scalar v (a call's attributes repeat); a float by
-        its bits (-0.0 == 0.0), anything else checked every time."""
+        """_checked_attr(op, a, v), remembered for a scalar v by its attr_key (a call's attributes
+        repeat), anything else checked every time."""
         key = attr_key(a.name, v)
         if key is None:
             return _checked_attr(op, a, v)
@@ -289,12 +296,47 @@ class _Plan:
         return got
 
 
+class _Resolved:
+    """What a direct call's checks gave, for its repeats: the type row, the outputs' dtypes, the
+    attributes as the kernel cache keys them, the shape rules' word, per input its ONNX type enum,
+    and (position, dtype) of each input given as a Python int (an input of one fixed type)."""
+
+    __slots__ = ("row", "out_dtypes", "keyed", "outs", "enums", "ints")
+
+    def __init__(self, row, out_dtypes, keyed, outs, enums, ints):
+        self.row, self.out_dtypes, self.keyed, self.outs, self.enums = row, out_dtypes, keyed, outs, enums
+        self.ints = ints
+
+
+def _repeat_key(inputs, attrs):
+    """What decides every check of a CPU call: per input None, int for a Python int, or (dtype,
+    shape) of a C-contiguous NumPy array; per attribute its attr_key; None where anything else is
+    given (the full path)."""
+    sig = []
+    for v in inputs:
+        if v is None:
+            sig.append(None)
+        elif type(v) is np.ndarray and v.flags.c_contiguous:
+            sig.append((v.dtype, v.shape))
+        elif type(v) is int:
+            sig.append(int)
+        else:
+            return None
+    for k, v in attrs.items():
+        a = attr_key(k, v)
+        if a is None:
+            return None
+        sig.append(a)
+    return tuple(sig)
+
+
 def attr_key(name: str, v):
-    """What identifies an attribute value for remembering its check: scalars only, a float by its
-    bits (-0.0 == 0.0 otherwise); None for anything else (checked every time)."""
+    """What identifies an attribute value for remembering its check: scalars only, tagged by type
+    (1.0 is not 1 nor True), a float zero or NaN by its text (-0.0 == 0.0, and a NaN equals nothing,
+    as numbers); None for anything else (checked every time)."""
     t = type(v)
     if t is float:
-        return (name, t, v.hex())
+        return (name, t, v) if v and v == v else (name, t, str(v))
     if t in (int, bool, str, bytes):
         return (name, t, v)
     return None
@@ -350,12 +392,30 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
     if not isinstance(op, Op) or op.native is None:
         raise TypeError(f"kernels.call takes an Op with a native kernel, got {op!r}")
     plan = _plan(op)
+    repeat = None
+    if out is None and stream is None and out_types is None and not plan.constants:
+        repeat = _repeat_key(inputs, attrs)
+        got = plan.repeats.get(repeat) if repeat is not None else None
+        if got is not None:  # checked before: only the data pointers are new
+            if got.ints:  # (as _Operand makes them)
+                inputs = list(inputs)
+                for i, dt in got.ints:
+                    inputs[i] = np.asarray(inputs[i], dtype=dt)
+            desc = [(0, (), 0, _CPU, 0) if v is None else (_customop.address(v), v.shape, e, _CPU, 1)
+                    for v, e in zip(inputs, got.enums)]
+            desc += [(0, (), 0, _CPU, 0)] * (len(got.enums) - len(inputs))
+            c = _Call(op, got.out_dtypes, None, _CPU, 0, 0, None, plan.inplace[_CPU], ())
+            return _run(plan, c, got.row, desc, got.keyed, got.outs, None)
     kernel = plan.kernel
     name, decls = op.name, plan.decls
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
         raise TypeError(f"{name}: takes {len(decls)} inputs ({', '.join(d.name for d in decls)}), got {len(inputs)}")
+    ints = tuple(i for i, v in enumerate(inputs) if type(v) is int)
     inputs = list(inputs) + [None] * (len(decls) - len(inputs))
-    for k in [k for k in attrs if k in plan.by_keyword] if attrs else ():  # an input by keyword
+    by_keyword = [k for k in attrs if k in plan.by_keyword] if attrs else ()
+    if by_keyword:
+        repeat = None  # (the repeat path reads inputs by position)
+    for k in by_keyword:  # an input by keyword
         i = plan.by_keyword[k]
         if inputs[i] is not None:
             raise TypeError(f"{name}: input {k} given twice")
@@ -429,8 +489,18 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
             outs = infer_outputs(op, [None] * len(operands), shapes, lambda: values)
             if len(plan.shapes) < 256:
                 plan.shapes[(shapes, keyed)] = outs
-    _customop.run_direct(plan.op_def, device, row, c, desc, keyed,
-                         threads() if device == _CPU else 1, device_id, s, outs, consts)
+    res = _run(plan, c, row, desc, keyed, outs, consts)
+    if (repeat is not None and device == _CPU and len(plan.repeats) < 256
+            and all(x is None or x.type != "string" for x in operands)
+            and all(per_input[i].type not in op.types for i in ints)):  # (an int for a T: its dtype by value)
+        plan.repeats[repeat] = _Resolved(row, out_dtypes, keyed, outs, tuple(d[2] for d in desc),
+                                         tuple((i, operands[i].dtype) for i in ints))
+    return res
+
+
+def _run(plan: _Plan, c: _Call, row, desc, keyed, outs, consts):
+    _customop.run_direct(plan.op_def, c.device, row, c, desc, keyed, threads() if c.device == _CPU else 1,
+                         c.device_id, c.stream, outs, consts)
     res = c.results
     return res[0] if len(res) == 1 else tuple(res)
 
