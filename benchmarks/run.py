@@ -152,10 +152,13 @@ def format_peak(results, peak: dict[int, float]) -> list[str]:
 
 
 def machine_noise(reps: int, min_time: float, settle: float) -> str:
-    """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy)."""
+    """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy), and
+    the handoff time between two threads (on a VM it moves with where the host puts the vCPUs, and
+    every parallel step's cost with it)."""
     t = max(min_time, 0.02)
+    handoff = f", a handoff between two threads {machine.handoff_ns():.0f} ns" if C.THREADS > 1 else ""
     return (f"FMA loop on {C.THREADS} thread(s) {machine.noise(reps, t, settle, C.THREADS):.2f}, "
-            f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}")
+            f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}{handoff}")
 
 
 def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:

@@ -36,6 +36,10 @@ const char* oc_cpu_isa(void);
 /* `iterations` rounds of a float32 multiply-add loop at the FMA units' throughput, with the pass
    oc_cpu_isa names; returns the flops done (fma_peak.cpp). */
 double oc_fma_loop(int64_t iterations);
+/* `rounds` round trips of a counter between the calling thread and a new one (handoff.cpp): the
+   handoffs each side saw in order (2 rounds; -1 if no thread could start), and in *ns_one_way the
+   mean time of one. */
+int64_t oc_handoff(int64_t rounds, double* ns_one_way);
 /* The bytes of a call's inputs and outputs the next call may still find in cache (an AMD core's L3;
    0 elsewhere): GroupNorm writes a large output past the caches only when more than this. */
 long long oc_cache_keeps_bytes(void);

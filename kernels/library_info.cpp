@@ -15,6 +15,12 @@ OC_EXPORT const char* ortcustom_info_cpu_isa(void) { return oc_cpu_isa(); }
 // for the machine's peak).
 OC_EXPORT double ortcustom_info_fma_loop(int64_t iterations) { return oc_fma_loop(iterations); }
 
+// Round trips of a counter between two threads (oc_handoff): the handoffs seen in order; in
+// *ns_one_way the mean time of one (the benchmark runner's measure of how far apart its cores are).
+OC_EXPORT int64_t ortcustom_info_handoff(int64_t rounds, double* ns_one_way) {
+  return oc_handoff(rounds, ns_one_way);
+}
+
 // oc_cache_keeps_bytes(): what GroupNorm's choice of stores is measured against (tests size by it).
 OC_EXPORT long long ortcustom_info_cache_keeps_bytes(void) { return oc_cache_keeps_bytes(); }
 

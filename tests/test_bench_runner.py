@@ -69,6 +69,18 @@ def test_fma_peak_runs_on_several_threads_at_once():
     assert p1 > 0 and p2 > 0
 
 
+def test_the_handoff_passes_a_counter_between_two_threads_in_order():
+    from ortcustom import native
+
+    fn = native.load_kernels(native.builtin_library_path())._handle.ortcustom_info_handoff
+    fn.restype = ctypes.c_int64
+    fn.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    ns = ctypes.c_double(-1.0)
+    assert fn(1000, ctypes.byref(ns)) == 2000 and ns.value > 0  # each side saw every value, in order
+    assert fn(0, ctypes.byref(ns)) == 0 and ns.value == 0.0
+    assert machine.handoff_ns(100) > 0
+
+
 def test_machine_noise_is_the_spread_of_a_fixed_loop():
     spread = machine.noise(3, 0.002, 0.0)
     assert 1.0 <= spread < 1000
