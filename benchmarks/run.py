@@ -152,13 +152,17 @@ def format_peak(results, peak: dict[int, float]) -> list[str]:
 
 
 def machine_noise(reps: int, min_time: float, settle: float) -> str:
-    """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy), and
-    the handoff time between two threads (on a VM it moves with where the host puts the vCPUs, and
-    every parallel step's cost with it)."""
+    """The machine's own spread, for compute (the FMA loop) and for memory traffic (a copy)."""
     t = max(min_time, 0.02)
-    handoff = f", a handoff between two threads {machine.handoff_ns():.0f} ns" if C.THREADS > 1 else ""
     return (f"FMA loop on {C.THREADS} thread(s) {machine.noise(reps, t, settle, C.THREADS):.2f}, "
-            f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}{handoff}")
+            f"16 MiB copies {machine.memory_noise(reps, t, settle):.2f}")
+
+
+def handoff() -> str:
+    """The time a value one thread writes takes to reach another: every parallel step pays it, and on
+    a VM it moves with where the host puts the vCPUs (on this project's Zen 5 VM ~40 or ~220 ns for
+    seconds at a time, the LU's 2-thread time 1.8x with it)."""
+    return f"{machine.handoff_ns():.0f} ns"
 
 
 def run_case(case: C.Case, reps: int, warmup: int, min_time: float, settle: float, errors: list) -> list[dict]:
@@ -353,6 +357,10 @@ def main(argv=None) -> int:
     noise_start = machine_noise(reps, min_time, settle)
     emit(f"machine noise: fixed work timed as each rep is ({max(2, reps)} reps, the same pause): "
          f"spread {noise_start} now (the floor under every impl's spread; again at the end)")
+    handoff_start = handoff() if C.THREADS > 1 else None
+    if handoff_start:
+        emit(f"handoff: a value one thread writes reaches another in {handoff_start} now (each parallel step "
+             f"pays it; on a VM it follows where the host puts the vCPUs; again at the end)")
     emit("ours = ortcustom op in an ORT session (session.run, numpy in/out); ratio = ours / impl "
          "(< 1: ours faster); 'ours direct' = ortcustom.kernels.* (OpenMP pool, kernels.threads()), shown as ours(ORT) / direct")
     emit()
@@ -372,7 +380,8 @@ def main(argv=None) -> int:
         print(f"  ... {case.key}: {time.perf_counter() - t_start:.0f} s", file=sys.stderr, flush=True)
     for line in format_table(results):
         emit(line)
-    emit(f"machine noise at the end: spread {machine_noise(reps, min_time, settle)} (at the start {noise_start})")
+    emit(f"machine noise at the end: spread {machine_noise(reps, min_time, settle)} (at the start {noise_start})"
+         + (f"; handoff {handoff()} (at the start {handoff_start})" if handoff_start else ""))
     emit()
     if a.cuda and cuda_why:
         emit(f"GPU cases: SKIPPED: {cuda_why}")

@@ -170,6 +170,7 @@ def test_the_runner_prints_the_cpu_the_peak_and_the_fraction(tmp_path):
         assert "spread = slowest / fastest rep" in text and "spread  note" in text
         assert "machine noise: fixed work" in text and "machine noise at the end: spread FMA loop on 2 thread(s)" in text
         assert "16 MiB copies" in text and "one untimed run after it" in text
+        assert "handoff: a value one thread writes reaches another in " in text and "; handoff " in text
     assert list(run._sections(res.read_text())) == [info["kind"]]
 
 
@@ -192,6 +193,7 @@ def test_a_thread_count_other_than_two_gets_its_own_section(tmp_path):
     text = sections[kind + ", 1 thread"]
     assert "threads: 1 for every CPU peer: ORT intra_op_num_threads=1; torch.set_num_threads(1)" in text
     assert "GFLOP/s on 1 thread\n" in text  # (no second count)
+    assert "handoff" not in text  # (no second thread to hand off to)
     bad = subprocess.run([sys.executable, "-m", "benchmarks", "--quick", "--threads", "0"], cwd=ROOT,
                          capture_output=True, text=True, timeout=600)
     assert bad.returncode != 0 and "ORTCUSTOM_BENCH_THREADS='0': a thread count must be >= 1" in bad.stderr
