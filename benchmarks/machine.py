@@ -80,7 +80,7 @@ def _fma_loop():
 def handoff_ns(rounds: int = 4000, runs: int = 5) -> float:
     """The time (ns) for a value one thread writes to reach another (the kernels library's
     ortcustom_info_handoff: a counter passed back and forth `rounds` times), the median of `runs`
-    runs (a run where a thread lost its core counts once), what each parallel step of a kernel pays
+    runs (a run where a thread lost its core counts once): what each parallel step of a kernel pays
     per handoff; 0.0 if no second thread could start."""
     from ortcustom import native
 

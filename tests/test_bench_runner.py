@@ -76,9 +76,18 @@ def test_the_handoff_passes_a_counter_between_two_threads_in_order():
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
     ns = ctypes.c_double(-1.0)
+    mask = os.sched_getaffinity(0)
     assert fn(1000, ctypes.byref(ns)) == 2000 and ns.value > 0  # each side saw every value, in order
+    assert os.sched_getaffinity(0) == mask  # (the two threads were pinned: the caller's CPUs given back)
     assert fn(0, ctypes.byref(ns)) == 0 and ns.value == 0.0
     assert machine.handoff_ns(100) > 0
+    # on one CPU the two threads take turns on it (and the call ends)
+    r = run_python("import os, sys; os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+                   "sys.path.insert(0, %r)\nfrom benchmarks import machine\n"
+                   "print(machine.handoff_ns(50, 1), os.sched_getaffinity(0))" % ROOT, dict(os.environ))
+    assert r.returncode == 0, r.stderr
+    ns1, cpus = r.stdout.split(" ", 1)
+    assert float(ns1) > 0 and cpus.strip() == "{%d}" % min(mask)
 
 
 def test_machine_noise_is_the_spread_of_a_fixed_loop():
