@@ -396,16 +396,8 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
     if out is None and stream is None and out_types is None and not plan.constants:
         repeat = _repeat_key(inputs, attrs)
         got = plan.repeats.get(repeat) if repeat is not None else None
-        if got is not None:  # checked before: only the data pointers are new
-            if got.ints:  # (as _Operand makes them)
-                inputs = list(inputs)
-                for i, dt in got.ints:
-                    inputs[i] = np.asarray(inputs[i], dtype=dt)
-            desc = [(0, (), 0, _CPU, 0) if v is None else (_customop.address(v), v.shape, e, _CPU, 1)
-                    for v, e in zip(inputs, got.enums)]
-            desc += [(0, (), 0, _CPU, 0)] * (len(got.enums) - len(inputs))
-            c = _Call(op, got.out_dtypes, None, _CPU, 0, 0, None, plan.inplace[_CPU], ())
-            return _run(plan, c, got.row, desc, got.keyed, got.outs, None)
+        if got is not None:
+            return _run_again(plan, op, got, inputs)
     kernel = plan.kernel
     name, decls = op.name, plan.decls
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
@@ -496,6 +488,19 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
         plan.repeats[repeat] = _Resolved(row, out_dtypes, keyed, outs, tuple(d[2] for d in desc),
                                          tuple((i, operands[i].dtype) for i in ints))
     return res
+
+
+def _run_again(plan: _Plan, op: Op, got: _Resolved, inputs):
+    """A call its first call checked (the same _repeat_key): only the data pointers are new."""
+    if got.ints:  # (as _Operand makes them)
+        inputs = list(inputs)
+        for i, dt in got.ints:
+            inputs[i] = np.asarray(inputs[i], dtype=dt)
+    desc = [(0, (), 0, _CPU, 0) if v is None else (_customop.address(v), v.shape, e, _CPU, 1)
+            for v, e in zip(inputs, got.enums)]
+    desc += [(0, (), 0, _CPU, 0)] * (len(got.enums) - len(inputs))
+    c = _Call(op, got.out_dtypes, None, _CPU, 0, 0, None, plan.inplace[_CPU], ())
+    return _run(plan, c, got.row, desc, got.keyed, got.outs, None)
 
 
 def _run(plan: _Plan, c: _Call, row, desc, keyed, outs, consts):
