@@ -77,20 +77,25 @@ def _fma_loop():
     return fn  # a ctypes.CDLL function: it releases the GIL, so threads run it in parallel
 
 
-def handoff_ns(rounds: int = 4000, runs: int = 5) -> float:
-    """The time (ns) for a value one thread writes to reach another (the kernels library's
-    ortcustom_info_handoff: a counter passed back and forth `rounds` times), the median of `runs`
-    runs (a run where a thread lost its core counts once): what each parallel step of a kernel pays
-    per handoff; 0.0 if no second thread could start."""
+def _handoff():
     from ortcustom import native
 
     fn = native.load_kernels(native.builtin_library_path())._handle.ortcustom_info_handoff
     fn.restype = ctypes.c_int64
     fn.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    return fn  # (rounds, &ns one way) -> handoffs seen in order; releases the GIL
+
+
+def handoff_ns(rounds: int = 4000, runs: int = 5) -> float:
+    """The time (ns) for a value one thread writes to reach another (the kernels library's
+    ortcustom_info_handoff: a counter passed back and forth `rounds` times), the median of `runs`
+    runs (a run where a thread lost its core counts once): what each parallel step of a kernel pays
+    per handoff; 0.0 if no second thread could start."""
+    fn = _handoff()
     got = []
     for _ in range(runs):
         ns = ctypes.c_double()
-        if fn(rounds, ctypes.byref(ns)) != 2 * rounds:  # (ctypes releases the GIL)
+        if fn(rounds, ctypes.byref(ns)) != 2 * rounds:
             return 0.0
         got.append(ns.value)
     return sorted(got)[len(got) // 2]

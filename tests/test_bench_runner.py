@@ -70,11 +70,7 @@ def test_fma_peak_runs_on_several_threads_at_once():
 
 
 def test_the_handoff_passes_a_counter_between_two_threads_in_order():
-    from ortcustom import native
-
-    fn = native.load_kernels(native.builtin_library_path())._handle.ortcustom_info_handoff
-    fn.restype = ctypes.c_int64
-    fn.argtypes = [ctypes.c_int64, ctypes.POINTER(ctypes.c_double)]
+    fn = machine._handoff()
     ns = ctypes.c_double(-1.0)
     mask = os.sched_getaffinity(0)
     assert fn(1000, ctypes.byref(ns)) == 2000 and ns.value > 0  # each side saw every value, in order
