@@ -235,13 +235,13 @@ def within_limit(fn, *args, limit_s=300):
     return out[0]
 
 
-def runner_library(tmp_path_factory, kernel_source, native_name):
+def runner_library(tmp_path_factory, kernel_source, native_name, *flags):
     """ctypes' handle on kernels/cpu/<kernel_source> built with tests/native/<native_name>.cpp (its
     entries under the runners of tests/native/runners.h), the ISA dispatch and the serial runner:
-    what the runner tests load (threads on, optimized)."""
+    what the runner tests load (threads on, optimized; `flags` added)."""
     repo = Path(__file__).resolve().parent.parent
     cpu = repo / "kernels" / "cpu"
     so = compile_kernels([cpu / kernel_source, cpu / "isa.cpp", cpu / "serial_for.cpp",
                           repo / "tests" / "native" / f"{native_name}.cpp"],
-                         tmp_path_factory.mktemp("runners") / f"{native_name}.so", "-pthread", "-O2")
+                         tmp_path_factory.mktemp("runners") / f"{native_name}.so", "-pthread", "-O2", *flags)
     return ctypes.CDLL(str(so))

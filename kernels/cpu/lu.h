@@ -13,8 +13,8 @@
    the diagonal), U upper; piv[m * n + k]: the row swapped with row k at step k (0-based); info[m]:
    0, or the 1-based step of the first exact zero pivot (the factorization goes on past it, as
    getrf). The pivot is the largest magnitude of its column (NaN never wins). n >= 1. Recursive (as
-   getrf2) for n > 64, a single large matrix in parallel inside; many matrices per task for small
-   ones. */
+   getrf2) for n > 64, a single large matrix in parallel inside (on two threads: blocked steps, each
+   block of columns kept by one thread; the same bits); many matrices per task for small ones. */
 void oc_lu_f32(const float* a, float* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,
                bool transpose, oc_parallel par);
 void oc_lu_f64(const double* a, double* lu, int32_t* piv, int32_t* info, int64_t batch, int64_t n,

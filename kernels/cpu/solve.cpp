@@ -37,6 +37,12 @@
 #include <immintrin.h>  // the AVX-512 pass's masked loads and stores (lu_recursive.inc)
 #endif
 
+#ifdef OC_LU_TRACE  // the runner tests' build (tests/native/lu_runners.cpp): told of each blocked
+// factorization, and asked whether to take the blocked steps whatever the team
+extern "C" void oc_lu_trace_blocked(void);
+extern "C" int oc_lu_trace_force_blocked(void);
+#endif
+
 namespace oc {
 namespace detail {
 

@@ -1,7 +1,8 @@
 // Runners that hosts may be, for the kernels' Team (kernels/cpu/team.h), shared by the runner
 // tests' libraries (inverse_runners.cpp, lu_runners.cpp): how a host's parallel_for may run its
 // tasks: all on the calling thread, in order or backwards; one at a time, each on a thread of its
-// own; on a few threads at once that claim tasks as they come (a pool), one of them late. A kernel
+// own; on a few threads at once that claim tasks as they come (a pool), one of them late, or all
+// started before the first claim (a pool whose threads were waiting: each task joins at once). A kernel
 // must give the same bits under each, and never wait for a task that only runs after the one waiting.
 #ifndef ORTCUSTOM_TESTS_NATIVE_RUNNERS_H
 #define ORTCUSTOM_TESTS_NATIVE_RUNNERS_H
@@ -20,6 +21,7 @@ namespace {
 struct Pool {
   int threads;     // threads claiming tasks at once (0: backwards on the caller; 1: one at a time)
   int late_ms;     // the second thread starts this late
+  bool together;   // the threads claim their first task only once all have started (a warm pool)
 };
 
 void run_backwards(void*, oc_task_fn fn, size_t n, void* arg) {
@@ -33,8 +35,11 @@ void run_one_thread_each(void*, oc_task_fn fn, size_t n, void* arg) {
 void run_pool(void* runner, oc_task_fn fn, size_t n, void* arg) {
   const Pool* p = static_cast<const Pool*>(runner);
   std::atomic<size_t> next{0};
+  std::atomic<int> started{0};
   auto work = [&](int t) {
     if (t == 1 && p->late_ms) std::this_thread::sleep_for(std::chrono::milliseconds(p->late_ms));
+    started.fetch_add(1);
+    while (p->together && started.load() < p->threads) std::this_thread::yield();
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(arg, i);
   };
   std::vector<std::thread> others;
@@ -43,7 +48,7 @@ void run_pool(void* runner, oc_task_fn fn, size_t n, void* arg) {
   for (auto& th : others) th.join();
 }
 
-const Pool kPools[] = {{2, 0}, {3, 0}, {2, 20}};
+const Pool kPools[] = {{2, 0, false}, {3, 0, false}, {2, 20, false}, {2, 0, true}};
 
 // Runner `kind`: 0 none (NULL), 1 oc_serial, 2 backwards, 3 one thread each, 4.. the pools.
 oc_parallel runner(int kind) {
