@@ -42,6 +42,7 @@
 
 #include <atomic>
 #include <cmath>
+#include <thread>
 #include <utility>
 
 #include "ortcustom/half.h"
@@ -637,6 +638,13 @@ struct Update {
   bool swap;
   int64_t ns1, ns, npt, nrb, nt;
   std::atomic<int64_t> packed{0};
+  // The GEMM items' chunks of rows, taken from the front by the leader and from the back by the
+  // others (low half: the next at the front; high half: one past the last not taken), so that each
+  // thread updates about the same rows step after step, the rows it wrote last (each item took the
+  // next chunk from one counter: the rows went to either thread anew each step, and on two vCPUs of
+  // far cores, AMD Zen 5 VM, float 512 took 1.27 ms against 1.15).
+  std::atomic<uint64_t> ends{0};
+  const std::thread::id leader = std::this_thread::get_id();
 
   Update(Work<T>& w, T* W, int64_t k_, int64_t kb_, int64_t a0_, int64_t w1_, int64_t b0_,
          int64_t w2_, bool swap_)
@@ -649,6 +657,18 @@ struct Update {
     // items of >= 256K flops (a few microseconds): with 1M, the rank-16 updates inside a
     // 128-wide panel ran as one task at n = 512, a quarter of the work on one thread
     nt = num_tasks(nrb, 2.0 * kMR * kb * (w1 + w2), 1 << 18, kMaxInnerTasks);
+    ends.store((uint64_t)nt << 32, std::memory_order_relaxed);
+  }
+  // The next chunk from this thread's end (one per GEMM item: one is always left).
+  int64_t take_chunk() {
+    const bool front = std::this_thread::get_id() == leader;
+    uint64_t e = ends.load(std::memory_order_relaxed);
+    for (;;) {
+      const uint64_t lo = e & 0xffffffffu, hi = e >> 32;
+      const uint64_t next = front ? e + 1 : e - ((uint64_t)1 << 32);
+      if (ends.compare_exchange_weak(e, next, std::memory_order_relaxed))
+        return front ? (int64_t)lo : (int64_t)hi - 1;
+    }
   }
   size_t items() const { return w1 + w2 > 0 ? (size_t)(npt + nt) : 0; }
 
@@ -737,7 +757,7 @@ struct Update {
     if ((int64_t)i < u->npt)
       u->pack((int64_t)i);
     else
-      u->gemm((int64_t)i - u->npt);
+      u->gemm(u->take_chunk());
   }
 };
 
