@@ -1,9 +1,9 @@
 // Runners that hosts may be, for the kernels' Team (kernels/cpu/team.h), shared by the runner
 // tests' libraries (inverse_runners.cpp, lu_runners.cpp): how a host's parallel_for may run its
 // tasks: all on the calling thread, in order or backwards; one at a time, each on a thread of its
-// own; on a few threads at once that claim tasks as they come (a pool), one of them late, or all
-// started before the first claim (a pool whose threads were waiting: each task joins at once). A kernel
-// must give the same bits under each, and never wait for a task that only runs after the one waiting.
+// own; on a few threads at once that claim tasks as they come (a pool), one of them late, or both
+// started before the first claim (a pool whose threads were waiting). A kernel must give the same
+// bits under each, and never wait for a task that only runs after the one waiting.
 #ifndef ORTCUSTOM_TESTS_NATIVE_RUNNERS_H
 #define ORTCUSTOM_TESTS_NATIVE_RUNNERS_H
 
