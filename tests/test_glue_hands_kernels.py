@@ -121,6 +121,19 @@ def test_the_signature_check_compares_every_input_not_only_the_first(built):
     np.testing.assert_array_equal(kernels.call(ok, np.ones(2, np.float32), np.ones(2, np.int64)), np.ones(2))
 
 
+def test_a_python_int_for_a_float_input_is_that_float_on_every_call(built):
+    """A direct call takes a Python int for an input of one fixed type as an array of that type; its
+    repeats (kernels' _Plan.repeats) too (bug: converted by NumPy's default, int64: the kernel reads
+    the int64 bits as float)."""
+    lib, _ = built
+    copy = Op("KInt", [Input("X", "float"), Input("K", "int64")], [Output("Y", "float", shape="X")],
+              native=lib["k_int64"])
+    for _ in range(3):
+        for v in (3, -7):
+            y = kernels.call(copy, v, np.ones(2, np.int64))
+            assert y.dtype == np.float32 and y.shape == () and y == v
+
+
 def test_a_refused_kernel_is_refused_again_not_cached(built):
     """Bug: the kernel cached before it was checked: refused once, then accepted."""
     op = _k_int32(built)

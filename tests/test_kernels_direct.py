@@ -1,4 +1,8 @@
 """ortcustom.kernels: the compiled kernels called on NumPy arrays, without ONNX Runtime."""
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -205,3 +209,53 @@ def test_a_repeated_call_is_checked_as_its_first_and_runs_on_its_own_data():
         assert kernels.search_sorted(np.array([1, 3, 5, 7]), 4) == 2
         with pytest.raises(TypeError, match="values has dtype uint64"):
             kernels.search_sorted(np.array([1, 3, 5, 7]), 2**63)
+
+
+def test_a_repeated_call_fails_as_its_first_would_and_the_next_works():
+    # a repeat (_customop.Repeat) checks nothing again, but what the kernel finds is its own: a singular
+    # matrix of a shape already seen fails naming its batch index, and the next call runs
+    good = np.stack([np.eye(3), 2 * np.eye(3)]).astype(np.float32)
+    bad = good.copy()
+    bad[1] = 1
+    b = np.arange(6, dtype=np.float32).reshape(2, 3, 1)
+    for _ in range(3):
+        np.testing.assert_array_equal(kernels.solve(good, b), b / np.array([1, 2], np.float32)[:, None, None])
+        with pytest.raises(ValueError, match="Solve: input A: the matrix at batch index 1 is singular"):
+            kernels.solve(bad, b)
+
+
+_CAPPED = textwrap.dedent("""
+    import resource, numpy as np
+    from ortcustom import kernels
+
+    v = np.arange(1000, dtype=np.float32)
+    q = np.full(4_000_000, 2.5, np.float32)  # its int64 output: 32 MB
+
+    def capped(f):
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        held = int(open("/proc/self/statm").read().split()[0]) * resource.getpagesize()
+        resource.setrlimit(resource.RLIMIT_AS, (held + (16 << 20), hard))  # too little for the output
+        try:
+            f()
+            print("ran")
+        except MemoryError as e:
+            print("refused:", e)
+        finally:
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+    kernels.search_sorted(v, q[:1_000_000])  # the thread pool started before any cap
+    capped(lambda: kernels.search_sorted(v, q))  # a first call: every check
+    print(kernels.search_sorted(v, q)[:2].tolist())
+    capped(lambda: kernels.search_sorted(v, q))  # its repeat (_Plan.repeats)
+    print(kernels.search_sorted(v, q - 1)[:2].tolist())
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="RLIMIT_AS and /proc/self/statm")
+def test_an_output_that_cannot_be_allocated_is_an_error_naming_the_op_on_a_first_call_and_a_repeat():
+    run = subprocess.run([sys.executable, "-c", _CAPPED], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.splitlines()
+    refused = "refused: SearchSorted: output Y of shape (4000000,) (int64) cannot be allocated: MemoryError: "
+    assert lines[0].startswith(refused) and lines[2].startswith(refused), run.stdout
+    assert lines[1] == "[3, 3]" and lines[3] == "[2, 2]", run.stdout

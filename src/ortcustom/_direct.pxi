@@ -167,3 +167,149 @@ def run_direct(OpDef od, int32_t device, tuple row, call, list inputs, tuple att
         text = msg.decode("utf-8", "replace") if msg != NULL else f"{od.op.name}: the kernel failed"
         free(msg)
         raise _ERRORS.get(rc, RuntimeError)(text)
+
+
+def cannot_allocate(op, int32_t i, tuple shape, dtype, e):
+    """The error for output tensor i of a direct call that the array library could not allocate
+    (NumPy's own words name no op: "array is too big", ...)."""
+    name = op.outputs[min(i, len(op.outputs) - 1)].name
+    return MemoryError(f"{op.name}: output {name} of shape {shape} ({dtype}) cannot be allocated: "
+                       f"{exception_text(e)}")
+
+
+ctypedef struct _RepeatCall:  # one run of a Repeat: its outputs, and what a host function raised first
+    PyObject* repeat
+    PyObject* results
+    PyObject* error
+
+
+cdef class Repeat:
+    """A direct call's checks, done once, for its repeats (ortcustom.kernels: _Plan.repeats, by the
+    inputs' types and shapes and the attributes): the kernel its first call made, the shape rules'
+    word as the glue checks it, each output's NumPy type; run() takes new data of the same types and
+    shapes (C-contiguous NumPy arrays, None for an absent input, a Python int where the first call
+    had one) and checks nothing again. CPU only, no string input or output (those take the full path)."""
+    cdef DirectKernel dk
+    cdef object op
+    cdef tuple enums  # per input its ONNX element type (0: absent)
+    cdef tuple ints   # (position, NumPy dtype) of each input given as a Python int
+    cdef tuple dtypes  # per output tensor its NumPy dtype
+    cdef int32_t[:] typenums
+    cdef int64_t* expect  # NULL: no shape rules
+
+    def __init__(self, OpDef od, tuple row, tuple keyed, tuple out_dtypes, outs, tuple enums, tuple ints):
+        """The first call's type row, attributes (as run_direct keyed them), output dtypes, shape rules'
+        word (infer_outputs; None), per input its element type and its ints."""
+        cdef size_t n_expect = od.d.n_outputs * (OC_MAX_RANK + 1), j
+        self.dk = _direct_kernel(od, OC_CPU, row, keyed, None, NULL)
+        self.op, self.enums, self.ints, self.dtypes = od.op, enums, ints, out_dtypes
+        self.typenums = array.array("i", [np.dtype(d).num for d in out_dtypes])
+        if outs is not None:
+            self.expect = <int64_t*>malloc(n_expect * sizeof(int64_t))
+            if self.expect == NULL:
+                raise MemoryError()
+            for j in range(n_expect):
+                self.expect[j] = -1
+            fill_expect(self.expect, od.op, outs)
+
+    def __dealloc__(self):
+        free(self.expect)
+
+    def run(self, tuple inputs, int32_t threads):
+        """The kernel on `inputs` (as the first call's: kernels.call's repeat key equal); its output,
+        or a tuple of them."""
+        cdef Py_ssize_t n = len(self.enums), i, j, at = 0
+        cdef oc_tensor* ins = <oc_tensor*>malloc(max(n, 1) * sizeof(oc_tensor))
+        cdef int64_t* dims = <int64_t*>malloc(max(n, 1) * OC_MAX_RANK * sizeof(int64_t))
+        cdef cnp.ndarray a
+        cdef _RepeatCall c
+        cdef oc_direct_host host
+        cdef char* msg = NULL
+        cdef int rc
+        if ins == NULL or dims == NULL:
+            free(ins)
+            free(dims)
+            raise MemoryError()
+        if self.ints:  # (as kernels._Operand makes them)
+            given = list(inputs)
+            for i, dt in self.ints:
+                given[i] = np.asarray(given[i], dtype=dt)
+            inputs = tuple(given)
+        results = [None] * len(self.dtypes)
+        try:
+            for i in range(n):
+                v = inputs[i] if i < len(inputs) else None
+                ins[i].device = OC_CPU
+                if v is None:
+                    ins[i].data = NULL
+                    ins[i].shape = dims
+                    ins[i].rank = 0
+                    ins[i].size = 0
+                    ins[i].dtype = 0
+                    ins[i].present = 0
+                    continue
+                a = v
+                ins[i].data = cnp.PyArray_DATA(a)
+                ins[i].shape = dims + at
+                ins[i].rank = cnp.PyArray_NDIM(a)
+                for j in range(ins[i].rank):
+                    dims[at + j] = cnp.PyArray_DIMS(a)[j]
+                at += ins[i].rank
+                ins[i].size = cnp.PyArray_SIZE(a)
+                ins[i].dtype = self.enums[i]
+                ins[i].present = 1
+            c.repeat = <PyObject*>self
+            c.results = <PyObject*>results
+            c.error = NULL
+            host.self = &c
+            host.output = _repeat_output
+            host.scratch = _repeat_scratch
+            host.strings = _repeat_strings
+            with nogil:
+                rc = oc_direct_run(self.dk.k, ins, <int32_t>n, OC_CPU, 0, NULL, threads, &host, self.expect, &msg)
+        finally:
+            free(ins)
+            free(dims)
+        if c.error != NULL:
+            free(msg)
+            e = <object>c.error
+            Py_DECREF(e)
+            raise e
+        if rc != OC_OK:
+            text = msg.decode("utf-8", "replace") if msg != NULL else f"{self.op.name}: the kernel failed"
+            free(msg)
+            raise _ERRORS.get(rc, RuntimeError)(text)
+        return results[0] if len(results) == 1 else tuple(results)
+
+
+cdef int _repeat_output(void* self, int32_t i, const int64_t* shape, int32_t rank, void** data,
+                        char** message) noexcept with gil:
+    cdef _RepeatCall* c = <_RepeatCall*>self
+    cdef Repeat r = <Repeat>c.repeat
+    cdef cnp.npy_intp dims[OC_MAX_RANK]
+    cdef int32_t j
+    try:
+        for j in range(rank):
+            dims[j] = shape[j]
+        try:
+            a = cnp.PyArray_EMPTY(rank, dims, r.typenums[i], 0)
+        except (ValueError, MemoryError) as e:
+            raise cannot_allocate(r.op, i, tuple([shape[j] for j in range(rank)]), r.dtypes[i], e) from None
+        (<list>c.results)[i] = a
+        data[0] = cnp.PyArray_DATA(a)
+        return OC_OK
+    except BaseException as e:
+        data[0] = NULL
+        if c.error == NULL:
+            Py_INCREF(e)
+            c.error = <PyObject*>e
+        return _message(message, exception_text(e), OC_INVALID_ARGUMENT)
+
+
+cdef int _repeat_scratch(void* self, size_t nbytes, void** data, char** message) noexcept with gil:
+    data[0] = NULL  # (a repeat runs on the CPU, whose scratch is the glue's own)
+    return _message(message, "no device scratch on the CPU", OC_FAIL)
+
+
+cdef int _repeat_strings(void* self, int32_t i, const oc_string* elements, int64_t n, char** message) noexcept with gil:
+    return _message(message, "a repeat has no string output", OC_FAIL)

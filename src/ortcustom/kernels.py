@@ -163,9 +163,8 @@ class _Call:
             return 0
         try:
             a = _empty(self.like, shape, dtype, self.device)
-        except (ValueError, MemoryError) as e:  # NumPy's words name no op: "array is too big", ...
-            raise MemoryError(f"{self.op_name}: output {name} of shape {shape} ({dtype}) cannot be allocated: "
-                              f"{exception_text(e)}") from None
+        except (ValueError, MemoryError) as e:
+            raise _customop.cannot_allocate(self.op, i, shape, dtype, e) from None
         self.results[i] = a
         ptr, _, _, _ = _describe_out(a, self.device)
         return ptr
@@ -277,9 +276,10 @@ class _Plan:
         self.tensors = frozenset(a.name for a in op.attrs if a.kind == "tensor")
         self.checked = {}  # (name, type, value) -> _checked_attr's value, for hashable values
         self.shapes = {}  # (input shapes, attributes) -> what the shape rules said (a rule is a function of them)
-        # _repeat_key -> what a call with that key resolved to (_Resolved): a model's calls repeat their
-        # types, shapes and attributes, and none of the checks reads an input's values (but a constant
-        # input's, and a text input's elements, packed per call: those take the full path each time)
+        # _repeat_key -> what a call with that key resolved to (_customop.Repeat, which runs it again): a
+        # model's calls repeat their types, shapes and attributes, and none of the checks reads an input's
+        # values (but a constant input's, and a text input's elements, packed per call: those, and string
+        # outputs, take the full path each time)
         self.repeats = {}
 
     def attr_value(self, op: Op, a, v):
@@ -294,18 +294,6 @@ class _Plan:
             if len(self.checked) < 256:
                 self.checked[key] = got
         return got
-
-
-class _Resolved:
-    """What a direct call's checks gave, for its repeats: the type row, the outputs' dtypes, the
-    attributes as the kernel cache keys them, the shape rules' word, per input its ONNX type enum,
-    and (position, dtype) of each input given as a Python int (an input of one fixed type)."""
-
-    __slots__ = ("row", "out_dtypes", "keyed", "outs", "enums", "ints")
-
-    def __init__(self, row, out_dtypes, keyed, outs, enums, ints):
-        self.row, self.out_dtypes, self.keyed, self.outs, self.enums = row, out_dtypes, keyed, outs, enums
-        self.ints = ints
 
 
 def _repeat_key(inputs, attrs):
@@ -397,7 +385,7 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
         repeat = _repeat_key(inputs, attrs)
         got = plan.repeats.get(repeat) if repeat is not None else None
         if got is not None:
-            return _run_again(plan, op, got, inputs)
+            return got.run(inputs, threads())
     kernel = plan.kernel
     name, decls = op.name, plan.decls
     if len(inputs) > len(decls) and not (decls and decls[-1].variadic):
@@ -483,24 +471,11 @@ def call(op, *inputs, out=None, stream=None, out_types=None, **attrs):
                 plan.shapes[(shapes, keyed)] = outs
     res = _run(plan, c, row, desc, keyed, outs, consts)
     if (repeat is not None and device == _CPU and len(plan.repeats) < 256
-            and all(x is None or x.type != "string" for x in operands)
+            and all(x is None or x.type != "string" for x in operands) and _TEXT not in out_dtypes
             and all(per_input[i].type not in op.types for i in ints)):  # (an int for a T: its dtype by value)
-        plan.repeats[repeat] = _Resolved(row, out_dtypes, keyed, outs, tuple(d[2] for d in desc),
-                                         tuple((i, operands[i].dtype) for i in ints))
+        plan.repeats[repeat] = _customop.Repeat(plan.op_def, row, keyed, tuple(out_dtypes), outs,
+                                                tuple(d[2] for d in desc), tuple((i, operands[i].dtype) for i in ints))
     return res
-
-
-def _run_again(plan: _Plan, op: Op, got: _Resolved, inputs):
-    """A call its first call checked (the same _repeat_key): only the data pointers are new."""
-    if got.ints:  # (as _Operand makes them)
-        inputs = list(inputs)
-        for i, dt in got.ints:
-            inputs[i] = np.asarray(inputs[i], dtype=dt)
-    desc = [(0, (), 0, _CPU, 0) if v is None else (_customop.address(v), v.shape, e, _CPU, 1)
-            for v, e in zip(inputs, got.enums)]
-    desc += [(0, (), 0, _CPU, 0)] * (len(got.enums) - len(inputs))
-    c = _Call(op, got.out_dtypes, None, _CPU, 0, 0, None, plan.inplace[_CPU], ())
-    return _run(plan, c, got.row, desc, got.keyed, got.outs, None)
 
 
 def _run(plan: _Plan, c: _Call, row, desc, keyed, outs, consts):
