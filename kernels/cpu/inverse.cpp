@@ -42,7 +42,6 @@
 
 #include <atomic>
 #include <cmath>
-#include <thread>
 #include <utility>
 
 #include "ortcustom/half.h"
@@ -644,7 +643,6 @@ struct Update {
   // next chunk from one counter: the rows went to either thread anew each step, and on two vCPUs of
   // far cores, AMD Zen 5 VM, float 512 took 1.27 ms against 1.15).
   std::atomic<uint64_t> ends{0};
-  const std::thread::id leader = std::this_thread::get_id();
 
   Update(Work<T>& w, T* W, int64_t k_, int64_t kb_, int64_t a0_, int64_t w1_, int64_t b0_,
          int64_t w2_, bool swap_)
@@ -661,7 +659,7 @@ struct Update {
   }
   // The next chunk from this thread's end (one per GEMM item: one is always left).
   int64_t take_chunk() {
-    const bool front = std::this_thread::get_id() == leader;
+    const bool front = Team::member() == 0;  // (every update runs in a team, maybe one of one)
     uint64_t e = ends.load(std::memory_order_relaxed);
     for (;;) {
       const uint64_t lo = e & 0xffffffffu, hi = e >> 32;

@@ -14,6 +14,10 @@
 // starts after the leader has returned does nothing. With no runner (par.run == NULL) the leader
 // runs alone on the calling thread.
 //
+// Team::member() tells the calling thread's place in the team it works for (0: the leader; 1, 2,
+// ...: the helpers in the order they joined), so that a computation can keep each part of its data
+// on one thread from step to step (the LU's blocks of columns, the inverse's rows).
+//
 // A step: start(fn, n, arg) publishes items fn(arg, 0..n) and returns; the leader may then do work
 // of its own that no item touches (the inverse factors the next panel meanwhile), and finish()
 // claims what is left and returns when every item is done. runner() makes a step an oc_parallel
@@ -64,6 +68,7 @@ class Team {
     Team team;
     if (par.run == nullptr || tasks <= 1) {
       team.members_.store(1, std::memory_order_relaxed);
+      const As leader(0);
       lead(team);
       return;
     }
@@ -74,6 +79,10 @@ class Team {
   // The tasks that have joined so far, the leader included (it only grows; a hint for the
   // leader's choices, which must not change results).
   int size() const { return members_.load(std::memory_order_relaxed); }
+
+  // The calling thread's place in the team whose lead or step it runs: 0 the leader, 1, 2, ... the
+  // helpers in the order they joined; -1 outside any team.
+  static int member() { return t_member_; }
 
   // The leader only: publishes a step of items fn(arg, i), i in [0, n), and returns.
   void start(oc_task_fn fn, size_t n, void* arg) {
@@ -118,13 +127,24 @@ class Team {
       if (t.over_.load(std::memory_order_acquire)) return;
       t.members_.fetch_add(1, std::memory_order_relaxed);
       if (!t.led_.exchange(true, std::memory_order_acq_rel)) {
+        const As leader(0);
         (*r->lead)(t);
         t.over_.store(true, std::memory_order_release);
       } else {
+        const As helper(t.helpers_.fetch_add(1, std::memory_order_relaxed) + 1);
         t.help();
       }
     }
   };
+
+  // member() for the scope of a lead or a help, the thread's earlier place restored after (a team
+  // may run alone on a thread inside an item of another team's step).
+  struct As {
+    const int saved;
+    explicit As(int m) : saved(t_member_) { t_member_ = m; }
+    ~As() { t_member_ = saved; }
+  };
+  static inline thread_local int t_member_ = -1;
 
   struct Slot {
     std::atomic<oc_task_fn> fn{nullptr};
@@ -174,6 +194,7 @@ class Team {
   std::atomic<bool> led_{false};             // a task has become the leader
   std::atomic<bool> over_{false};            // the leader has returned
   std::atomic<int> members_{0};
+  std::atomic<int> helpers_{0};  // helpers joined so far
   uint32_t epoch_ = 0;  // the leader's
   size_t n_ = 0;        // the leader's: items of the current step
 };
