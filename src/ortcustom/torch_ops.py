@@ -165,9 +165,9 @@ def _eager(op: Op, sig: _Signature):
                 device = device or v.device
                 inputs[idx] = _operand(short, tname, v, accepts[decl], bound[0])
         out = kernels.call(op, *inputs, **attrs)
-        outs = out if isinstance(out, tuple) else (out,)
-        res = tuple(torch.from_numpy(o) if isinstance(o, np.ndarray) else o for o in outs)
-        return res[0] if len(res) == 1 else res
+        if type(out) is not tuple:
+            return torch.from_numpy(out) if type(out) is np.ndarray else out
+        return tuple([torch.from_numpy(o) if type(o) is np.ndarray else o for o in out])
 
     return impl
 
