@@ -2,6 +2,7 @@
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -259,3 +260,26 @@ def test_an_output_that_cannot_be_allocated_is_an_error_naming_the_op_on_a_first
     refused = "refused: SearchSorted: output Y of shape (4000000,) (int64) cannot be allocated: MemoryError: "
     assert lines[0].startswith(refused) and lines[2].startswith(refused), run.stdout
     assert lines[1] == "[3, 3]" and lines[3] == "[2, 2]", run.stdout
+
+
+def test_repeats_from_many_threads_at_once_each_get_their_own_outputs():
+    # every thread repeats one call (one _customop.Repeat, the kernel running without the GIL) on its
+    # own data: each result is its own, as a call alone gives it
+    rng = np.random.default_rng(5)
+    a = [well_conditioned(rng, (4, 24, 24), np.float32) for _ in range(8)]
+    b = [rng.standard_normal((4, 24, 2)).astype(np.float32) for _ in range(8)]
+    want = [kernels.solve(x, y) for x, y in zip(a, b)]
+    wrong = []
+
+    def work(i):
+        for _ in range(300):
+            if not np.array_equal(kernels.solve(a[i], b[i]), want[i]):
+                wrong.append(i)
+                return
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not wrong
