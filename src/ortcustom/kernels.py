@@ -27,7 +27,6 @@ import weakref
 import numpy as np
 
 from . import _customop, native
-from .errors import exception_text
 from .inference import infer_outputs
 from .op_table import binding_row
 from .registry import InvalidAttribute, Op, check_text, checked
