@@ -119,6 +119,14 @@ def test_the_signature_check_compares_every_input_not_only_the_first(built):
     lib, _ = built  # declared as the kernel is built: accepted
     ok = Op("KInt", [Input("X", "float"), Input("K", "int64")], [Output("Y", "float", shape="X")], native=lib["k_int64"])
     np.testing.assert_array_equal(kernels.call(ok, np.ones(2, np.float32), np.ones(2, np.int64)), np.ones(2))
+    # the same with a signature that takes X of any type: K's int64 still compared
+    wild = Op("KInt", [Input("X", "float"), Input("K", "int32")], [Output("Y", "float", shape="X")],
+              native=lib["k_any_int64"])
+    with pytest.raises(ValueError, match=NO_SIGNATURE.replace("k_int64", "k_any_int64")):
+        kernels.call(wild, np.ones(2, np.float32), np.ones(2, np.int32))
+    ok = Op("KInt", [Input("X", "float"), Input("K", "int64")], [Output("Y", "float", shape="X")],
+            native=lib["k_any_int64"])
+    np.testing.assert_array_equal(kernels.call(ok, np.ones(2, np.float32), np.ones(2, np.int64)), np.ones(2))
 
 
 def test_a_python_int_for_a_float_input_is_that_float_on_every_call(built):

@@ -68,6 +68,11 @@ int k_int64(oc::Context& ctx) {
   return OC_OK;
 }
 
+// k_any_int64: k_int64 whose one signature takes X of any type (a row with an "any": the check
+// compares each of its other entries, K's int64 included).
+constexpr int32_t kAnyI64[][3] = {{OC_UNDEFINED, OC_INT64, OC_FLOAT}};
+constexpr oc::Spec kKAnyInt64 = {kXK, kY, nullptr, OC_SIGNATURES(kAnyI64), nullptr};
+
 // inplace_past: Y may be written over input 1, and the op has one input: refused when attached.
 constexpr int32_t kPast[] = {1};
 constexpr oc::Spec kInplacePast = {kX, kY, nullptr, OC_SIGNATURES(kFloat1), kPast};
@@ -91,3 +96,4 @@ OC_KERNEL(two_outputs, cpu, kTwoSpec, two_outputs)
 OC_KERNEL(echo_float, cpu, kEchoFloat, echo_float)
 OC_KERNEL(echo_string, cpu, kEchoString, echo_string)
 OC_KERNEL(k_int64, cpu, kKInt64, k_int64)
+OC_KERNEL(k_any_int64, cpu, kKAnyInt64, k_int64)
