@@ -280,6 +280,23 @@ def test_slogdet_of_a_batch_is_each_matrix_alone_and_torch(dtype, n):
     np.testing.assert_array_equal(l2, logabs)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_slogdet_goes_on_past_a_zero_pivot_as_torch(dtype):
+    """A zero pivot (A^T's column 0: NaN, then zeros; the pivot is the first zero, row 1) still swaps
+    its rows, and the steps after it go on as getrf's: the next pivot is the 100 brought up, whose
+    column below is NaN, so the later pivots are NaN and log|det| NaN (without the swap: -inf).
+    On every path: the padded one (9 <= n <= 64, A^T's factors in A's layout) and the recursive one."""
+    for n in (9, 12, 40, 64, 65, 130):
+        a = np.random.default_rng(n).uniform(-0.9, 0.9, (1, n, n)).astype(dtype)
+        a[0, 0, 0], a[0, 0, 1:] = np.nan, 0
+        a[0, 1, 0], a[0, 2:, 0] = 100, np.nan
+        sign, logabs = kernels.slogdet(a)
+        want = torch.linalg.slogdet(torch.from_numpy(a))
+        assert sign == 0 and np.isnan(logabs), (n, sign, logabs)
+        np.testing.assert_array_equal(sign, want.sign.numpy())
+        np.testing.assert_array_equal(logabs, want.logabsdet.numpy())
+
+
 def test_slogdet_of_huge_and_tiny_determinants_does_not_overflow():
     for scale, n in ((1e3, 300), (1e-3, 300)):
         a = np.eye(n) * scale
