@@ -290,8 +290,8 @@ static void factor_padded(T* w, int64_t ld, int64_t n, T* colv, int32_t* piv, in
   }
 }
 
-// factor_padded on A^T, with A as it lies (row-major, rows 64-byte aligned, ld a multiple of W >=
-// n + W - 1): row j of A is A^T's column j, so the pivot search runs along a contiguous row (no
+// factor_padded on A^T, with A as it lies (row-major, each row starting on a vector's alignment, ld
+// a multiple of W >= n + W - 1): row j of A is A^T's column j, so the pivot search runs along a contiguous row (no
 // transposed copy, no pivot column kept), the multipliers are that row divided by the pivot
 // (vectors), and each row c below takes the row of multipliers times its own entry j. Only U's
 // diagonal is kept (to diag, dstride apart) with the pivots: A^T's row swap of step j is A's column
