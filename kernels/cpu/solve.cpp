@@ -249,15 +249,20 @@ static OC_ALWAYS_INLINE int64_t pivot_in(const T* c, int64_t j, int64_t n) {
 }
 
 // factor_panel's steps on a whole matrix whose rows are padded to ld >= n + W - 1 entries (zeros
-// past n), with colv (n + W entries; c[n ..] NaN) a contiguous copy of the pivot column: every row
-// update runs in whole vectors (no scalar tail: up to W - 1 steps per row were a tenth of a 64 x 64
-// float factorization) and leaves the row's new entry of the next column in colv, where pivot_in
+// past n; ld a multiple of W, each row starting on a vector's alignment), with colv (n + W entries;
+// c[n ..] NaN) a contiguous copy of the pivot column: every row update runs in whole aligned vectors
+// (no scalar tail: up to W - 1 steps per row were a tenth of a 64 x 64 float factorization; starting
+// at j + 1, each store split two cache lines: float 48..64 0.92-0.94, double 0.90-0.94) and leaves the row's new entry of the next column in colv, where pivot_in
 // finds the next pivot by vectors (the strided search was a chain of compares: a sixth). The same
 // arithmetic and pivots as factor_panel: the same bits.
 template <class T>
 static void factor_padded(T* w, int64_t ld, int64_t n, T* colv, int32_t* piv, int32_t* info) {
   typedef typename Vec<T>::type V;
+  typedef typename PivotScan<T>::M M;
+  typedef typename PivotScan<T>::I I;
   enum { W = Vec<T>::W };
+  M lane = M{};
+  for (int l = 0; l < W; ++l) lane[l] = l;
   for (int64_t i = 0; i < n; ++i) colv[i] = w[i * ld];
   for (int64_t j = 0; j < n; ++j) {
     const int64_t p = pivot_in(colv, j, n);
@@ -278,14 +283,23 @@ static void factor_padded(T* w, int64_t ld, int64_t n, T* colv, int32_t* piv, in
       for (int64_t i = j + 1; i < n; ++i) colv[i] = w[i * ld + j + 1];
       continue;
     }
+    // whole aligned vectors from a0 <= j + 1 (unaligned stores split cache lines): the first one keeps
+    // its lanes left of j + 1 (L's multipliers) and takes l at lane j when it holds it
+    const int64_t a0 = (j + 1) / W * W;
+    const I at = (I)(j - a0);  // lane j's place in that vector (-1: j is in the one before)
     for (int64_t i = j + 1; i < n; ++i) {
       T* ri = w + i * ld;
       const T l = ri[j] / d;
-      ri[j] = l;
-      V first = vload<V>(ri + j + 1) - l * vload<V>(rj + j + 1);
-      vstore(ri + j + 1, first);
-      for (int64_t c = j + 1 + W; c < n; c += W) vstore(ri + c, vload<V>(ri + c) - l * vload<V>(rj + c));
-      colv[i] = first[0];
+      const V old = vload<V>(ri + a0);
+#if OC_VEC_BYTES >= 32  // one rounding, as the loop's plain expression gets (GCC left this one, feeding a select, unfused)
+      const V upd = fnmadd(l + V{}, vload<V>(rj + a0), old);
+#else
+      const V upd = old - l * vload<V>(rj + a0);
+#endif
+      if (at < 0) ri[j] = l;
+      vstore(ri + a0, lane > at ? upd : lane == at ? l + V{} : old);
+      for (int64_t c = a0 + W; c < n; c += W) vstore(ri + c, vload<V>(ri + c) - l * vload<V>(rj + c));
+      colv[i] = ri[j + 1];
     }
   }
 }
