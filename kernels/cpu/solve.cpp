@@ -252,17 +252,17 @@ static OC_ALWAYS_INLINE int64_t pivot_in(const T* c, int64_t j, int64_t n) {
 // past n; ld a multiple of W, each row starting on a vector's alignment), with colv (n + W entries;
 // c[n ..] NaN) a contiguous copy of the pivot column: every row update runs in whole aligned vectors
 // (no scalar tail: up to W - 1 steps per row were a tenth of a 64 x 64 float factorization; starting
-// at j + 1, each store split two cache lines: float 48..64 0.92-0.94, double 0.90-0.94) and leaves the row's new entry of the next column in colv, where pivot_in
-// finds the next pivot by vectors (the strided search was a chain of compares: a sixth). The same
-// arithmetic and pivots as factor_panel: the same bits.
+// at j + 1, each store split two cache lines: float 48..64 0.92-0.94, double 0.90-0.94) and leaves
+// the row's new entry of the next column in colv, where pivot_in finds the next pivot by vectors (the
+// strided search was a chain of compares: a sixth). The same arithmetic and pivots as factor_panel:
+// the same bits.
 template <class T>
 static void factor_padded(T* w, int64_t ld, int64_t n, T* colv, int32_t* piv, int32_t* info) {
   typedef typename Vec<T>::type V;
   typedef typename PivotScan<T>::M M;
   typedef typename PivotScan<T>::I I;
   enum { W = Vec<T>::W };
-  M lane = M{};
-  for (int l = 0; l < W; ++l) lane[l] = l;
+  const M lane = PivotScan<T>::lanes();
   for (int64_t i = 0; i < n; ++i) colv[i] = w[i * ld];
   for (int64_t j = 0; j < n; ++j) {
     const int64_t p = pivot_in(colv, j, n);
@@ -291,7 +291,8 @@ static void factor_padded(T* w, int64_t ld, int64_t n, T* colv, int32_t* piv, in
       T* ri = w + i * ld;
       const T l = ri[j] / d;
       const V old = vload<V>(ri + a0);
-#if OC_VEC_BYTES >= 32  // one rounding, as the loop's plain expression gets (GCC left this one, feeding a select, unfused)
+      // one rounding, as the loop's plain expression gets (GCC left this one, which feeds a select, unfused)
+#if OC_VEC_BYTES >= 32
       const V upd = fnmadd(l + V{}, vload<V>(rj + a0), old);
 #else
       const V upd = old - l * vload<V>(rj + a0);
@@ -320,8 +321,7 @@ static void factor_padded_t(T* w, int64_t ld, int64_t n, int32_t* piv, int32_t* 
   typedef typename PivotScan<T>::M M;
   typedef typename PivotScan<T>::I I;
   enum { W = Vec<T>::W };
-  M lane = M{};
-  for (int l = 0; l < W; ++l) lane[l] = l;
+  const M lane = PivotScan<T>::lanes();
   for (int64_t j = 0; j < n; ++j) {
     T* rj = w + j * ld;
     PivotScan<T> scan;
