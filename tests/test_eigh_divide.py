@@ -1,4 +1,4 @@
-"""Eigh's eigenvectors by divide and conquer (kernels/cpu/eigh.cpp, from n = 64; blocks up to 24 by the QL
+"""Eigh's eigenvectors by divide and conquer (kernels/cpu/eigh.cpp, from n = 32; blocks up to 24 by the QL
 iteration): the merges' deflation (tiny z entries, equal and close eigenvalues, zero couplings: whole halves
 uncoupled), the secular equation's roots and the recomputed z (orthogonality however close the roots), sizes
 either side of the thresholds, and results independent of the thread count and of the batch."""
@@ -30,7 +30,7 @@ def check(a, uplo="L"):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n", [24, 25, 48, 49, 63, 64, 65, 97, 128, 200])
+@pytest.mark.parametrize("n", [24, 25, 31, 32, 33, 48, 49, 63, 64, 65, 97, 128, 200])
 def test_sizes_either_side_of_the_thresholds(dtype, n):
     a = rng.standard_normal((2, n, n)).astype(dtype)
     for uplo in ("L", "U"):
@@ -110,12 +110,12 @@ def test_batch_and_threads_give_the_same_bits(dtype):
     assert_eigh(b, got[0][2], got[0][3], "L")
 
 
-@pytest.mark.parametrize("n", [64, 129, 257, 512])
-def test_float32_in_float_from_64(n):
-    """float32 from n = 64 is reduced, merged and back-transformed in float (the tridiagonal's values, roots and
-    deflation in double): LAPACK's float accuracy (assert_eigh's n eps_float bounds) across magnitudes, a
-    spread spectrum and clusters, both triangles, and the same bits on 1 and 2 threads (a single matrix of
-    n >= 128 splits its reduction, merges and back-transformation into tasks)."""
+@pytest.mark.parametrize("n", [32, 47, 64, 129, 257, 512])
+def test_float32_in_float_from_32(n):
+    """float32 eigh from n = 32 (eigvalsh from 64) is reduced, merged and back-transformed in float (the
+    tridiagonal's values, roots and deflation in double): LAPACK's float accuracy (assert_eigh's n eps_float
+    bounds) across magnitudes, a spread spectrum and clusters, both triangles, and the same bits on 1 and 2
+    threads (a single matrix of n >= 128 splits its reduction, merges and back-transformation into tasks)."""
     a = rng.standard_normal((n, n)).astype(np.float32)
     for scale in (1.0, 2.0 ** 100, 2.0 ** -100):
         check((a * scale).astype(np.float32), "L")

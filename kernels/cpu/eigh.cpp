@@ -1,12 +1,12 @@
 // Batched symmetric eigensolver: Householder tridiagonalization, then on the tridiagonal matrix the
 // square-root-free QL (Pal-Walker-Kahan) for the values alone, and for values and vectors implicit QL
-// with Wilkinson-style shifts (n < 64) or divide and conquer (from n = 64), in double: all of it
-// below n = 64 (float inputs too: batches of tiny float matrices are the main use, and double costs
-// them little while giving LAPACK-level accuracy). Float inputs from n = 64 have their O(n^3) parts
-// in float, as LAPACK's ssyevd: the reduction (float halves the bytes it streams and doubles the
-// lanes), the merges' products and the back-transformation; the O(n^2) work on the tridiagonal
-// matrix (the values' QL, the secular roots, deflation, the reflections' norms) stays in double,
-// its iterations stopping at float's precision (as ssterf, slaed2 and slaed4).
+// with Wilkinson-style shifts (n < 32) or divide and conquer (from n = 32), in double: all of it
+// below n = 32, and eigvalsh's below n = 64 (float inputs too: batches of tiny float matrices are the
+// main use, and double costs them little while giving LAPACK-level accuracy). Float inputs from there
+// have their O(n^3) parts in float, as LAPACK's ssyevd (in_float): the reduction (float halves the
+// bytes it streams and doubles the lanes), the merges' products and the back-transformation; the O(n^2)
+// work on the tridiagonal matrix (the values' QL, the secular roots, deflation, the reflections' norms)
+// stays in double, its iterations stopping at float's precision (as ssterf, slaed2 and slaed4).
 //
 // The triangle read is mirrored into a working copy (the float one: the lower triangle alone, all
 // the fused reduction reads; rows padded off power-of-two strides), scaled
@@ -19,15 +19,14 @@
 // LAPACK's sytrd, the block only read within a panel and its rank-64 update as products after it,
 // were slower here at n = 512: the panel's corrections are level-2 work of their own.)
 //
-// n < 64 with vectors: the values come from the QL iteration below (eigvalsh's root-free QL gives
+// n < 32 with vectors: the values come from the QL iteration below (eigvalsh's root-free QL gives
 // them within its bound, not in the same bits: a square root and two divisions less per rotation took
 // 16384 8x8 float eigvalsh on 1 thread from 32.5 to 24.4 ms, torch 30, on AMD Zen 5). The transposed
 // basis R = Q^T = H_{n-3} ... H_0 is formed from the kept u's backward (each reflection touches only
 // the trailing block: 4/3 n^3 flops), row by row, so that every later update is on contiguous rows:
 // the QL rotations of T's eigensystem, T = Z diag(d) Z^T, turn R into (Q Z)^T, whose rows are the
-// eigenvectors (~6 n^3 flops: a sweep of rotations per eigenvalue, a couple of sweeps each). From
-// n = 32 the rotations are queued and the queue is applied a column chunk of R at a time (each chunk
-// takes every rotation in order, staying in cache; along a sweep the rotated row stays in registers).
+// eigenvectors (~6 n^3 flops: a sweep of rotations per eigenvalue, a couple of sweeps each: from
+// n = 32 more than the divide and conquer's time, 2.4x at n = 60, float, 1 thread, AMD Zen 5).
 // The rotations' lengths are plain square roots (the scaled entries keep squares far from overflow;
 // hypot's care costs more than the rest of a small matrix's QL).
 //
@@ -41,7 +40,7 @@
 // less, 1x1024 21% and 8% less; a batch of 4 on 1 thread 6% faster than the paired QLs, 16x256 the same,
 // 8x128 12% slower: AMD Zen 5). A matrix's values do not depend on its batch or the threads.
 //
-// n >= 64 with the vectors: values and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is
+// n >= 32 with the vectors: values and vectors by Cuppen's divide and conquer (as LAPACK's stedc): T is
 // torn in two by a rank-one change at its middle coupling, each half solved the same way (down to blocks of
 // 24: QL rotating an identity), and the halves' eigensystems merged: deflation of tiny z entries and of
 // close eigenvalues (a rotation of two rows), the secular equation's roots by a safeguarded rational
@@ -109,19 +108,28 @@ constexpr int kMaxIterations = 60;
 enum : int64_t {
   kParallelN = 128,     // a matrix this large, in a batch of fewer than 4, splits its own work into tasks
   kMaxInnerTasks = 16,  // at most this many tasks per split
-  kQueueN = 32,         // from this n the QL rotations are queued and applied a column chunk at a time
-  kChunk = 32,          // columns of the basis per chunk (fixed: each column's arithmetic is one path)
+  kSmallN = 32,         // below this n the reduction runs on the full matrix (tridiagonalize_small)
   kRowBlock = 32,       // the reduction's fixed row blocks, each with its own partial sums
   kQuadLen = 128,       // rows of at least this many entries go four at a time in the reduction's pass
-  kDC = 64,             // from this n the eigenvectors come by divide and conquer (and the values by
-                        // the root-free QL up to kValuesDC); the back-transformation's W1, W2 need a
-                        // stride >= 2 kWY
+  kDC = 32,             // from this n the eigenvectors come by divide and conquer (and the values by
+                        // the root-free QL up to kValuesDC)
   kLeaf = 24,           // its blocks up to this size by the QL iteration
+  kValuesFloat = 64,    // from this n float inputs of eigvalsh are reduced in float (eigh's from kDC)
   kValuesDC = 256,      // from this n the values alone come by divide and conquer too
   kWY = 32,             // reflections per block of the back-transformation
   kSubDepth = 2,        // the divide's blocks at this depth (4) are solved as independent tasks
   kSubtrees = 1 << kSubDepth,
 };
+
+// Whether a float input's O(n^3) work runs in float, as LAPACK's ssyevd (the reduction; with the vectors
+// the merges' products and the back-transformation): with the vectors from kDC (at n = 32..63 15-20% less
+// time than in double), the values alone from kValuesFloat (below it the double reduction was 3-5% faster;
+// AMD Zen 5, 1 thread).
+template <class T>
+static bool in_float(int64_t n, bool vectors) {
+  return std::is_same<T, float>::value && n >= (vectors ? (int64_t)kDC : (int64_t)kValuesFloat);
+}
+static_assert(kDC >= kSmallN && kValuesFloat >= kSmallN, "the float reduction is tridiagonalize's");
 
 // sqrt(a^2 + b^2): plain where the squares are safely in range (always, for the scaled matrix's
 // values), hypot only outside.
@@ -192,8 +200,8 @@ static void in_tasks(const oc_parallel& par, int64_t units, double work_per_unit
 }
 
 struct Work {
-  double *a, *r, *d, *e, *u, *p, *t, *up, *qp, *part, *qc, *qs;
-  int64_t *order, *qi;
+  double *a, *r, *d, *e, *u, *p, *t, *up, *qp, *part;
+  int64_t* order;
   // the reduction's gathered column dv, without the vectors two slots of the values' QL qv (QlValues:
   // 4 n each) and, with divide and conquer (dc), T's eigenvectors zt (rows), the merges' gathered rows
   // s and secular matrix g, and their vectors
@@ -204,7 +212,7 @@ struct Work {
   // (fk, lk), with g, the z's, idx, keep and gone as above
   bool dcv;
   double *fl, *nf, *fk, *lk;
-  // float inputs from kDC with divide and conquer (low): the merges' deflation and roots to float's
+  // in_float's inputs with divide and conquer (low): the merges' deflation and roots to float's
   // precision and, with vectors, their products in float, on the gathered rows sf and into cf (n x ldf
   // floats each)
   bool low;
@@ -213,9 +221,8 @@ struct Work {
   double dc_eps() const {
     return low ? (double)std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
   }
-  int64_t ld, queued, cap;  // ld: the row stride of a and r
+  int64_t ld;   // the row stride of a and r
   int64_t ldf;              // the row stride of a read as floats (the float reduction's matrix)
-  static int64_t capacity(int64_t n) { return 32 * n + 64; }
   // Rows of 64 or more are padded to whole cache lines, and off a multiple of 512 bytes: a column chunk
   // of a power-of-two-sized matrix would otherwise fall in a few cache sets.
   static int64_t stride(int64_t n) {
@@ -238,14 +245,11 @@ struct Work {
     for (int64_t k1 = n - 3; k1 >= 0; k1 -= kWY) need += 64 * (n - std::max<int64_t>(0, k1 - kWY + 1) - 1) + 2048;
     return std::max<int64_t>(0, need - 2 * n * stride(n));
   }
-  // Without the vectors (eigvalsh) no R and no rotation queue.
-  static int64_t queue_capacity(int64_t n, bool vectors) { return vectors ? capacity(n) : 0; }
   static size_t bytes(int64_t n, bool vectors, bool dc, bool low, bool dcv) {
-    const int64_t mats = dc ? 5 : vectors ? 2 : dcv ? 2 : 1, vecs = dc ? 9 : dcv ? 15 : 0, ivecs = dc || dcv ? 5 : 0,
-                  cap = queue_capacity(n, vectors);
+    const int64_t mats = dc ? 5 : vectors ? 2 : dcv ? 2 : 1, vecs = dc ? 9 : dcv ? 15 : 0, ivecs = dc || dcv ? 5 : 0;
     return (size_t)(mats * n * stride(n) + (dc ? bt_extra(n) : 0) + (dc && low ? n * stride_f(n) : 0) + (vectors ? 8 : 16) * n + vecs * n +
-                    kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 2 * cap + 8) * sizeof(double) +
-           (size_t)((1 + ivecs) * n + cap) * sizeof(int64_t);
+                    kKC * (stride(n) + 16 * kSubtrees) + blocks(n) * n + 8) * sizeof(double) +
+           (size_t)((1 + ivecs) * n) * sizeof(int64_t);
   }
   void carve(void* buf, int64_t n, bool vectors, bool dc, bool lo, bool values_dc) {
     double* x = reinterpret_cast<double*>(((uintptr_t)buf + 63) & ~(uintptr_t)63);
@@ -268,9 +272,6 @@ struct Work {
     // divide's subtrees (divide_top) each use their own part
     pk = x, x += kKC * (ld + 16 * kSubtrees);
     part = x, x += blocks(n) * n;
-    cap = queue_capacity(n, vectors);
-    qc = x, x += cap;
-    qs = x, x += cap;
     dcv = values_dc && !dc;
     if (dc) {
       zt = x, x += n * ld;
@@ -300,19 +301,17 @@ struct Work {
       x += n * ldf;
     }
     order = reinterpret_cast<int64_t*>(x);
-    qi = order + n;
     if (dc || dcv) {
-      idx = qi + cap;
+      idx = order + n;
       keep = idx + n;
       gone = keep + n;
       kind = gone + n;
       gpos = kind + n;
     }
-    queued = 0;
   }
 };
 
-// The reduction's matrix (w.a) as R and its row stride: doubles, or floats for float inputs from kDC.
+// The reduction's matrix (w.a) as R and its row stride: doubles, or floats for in_float's inputs.
 template <class R>
 static inline R* mat(Work& w) {
   return reinterpret_cast<R*>(w.a);
@@ -322,7 +321,7 @@ static inline int64_t mat_ld(const Work& w) {
   return std::is_same<R, float>::value ? w.ldf : w.ld;
 }
 
-// The reduction for small n (below kQueueN), on the full matrix (its rows hold both triangles): per
+// The reduction for small n (below kSmallN), on the full matrix (its rows hold both triangles): per
 // reflection a product B u by axpys on rows and a rank-2 update, with less bookkeeping per step
 // than the fused pass, which pays off from a few dozen rows. Leaves what tridiagonalize does.
 static void tridiagonalize_small(Work& w, int64_t n) {
@@ -679,122 +678,35 @@ static void tridiagonalize(Work& w, int64_t n, const oc_parallel& par) {
   w.e[n - 1] = 0;
 }
 
-// Sets w.r = Q^T = H_{n-3} ... H_1 H_0 from the reflections tridiagonalize left in w.a, accumulated
-// backward (X <- X H_k for k descending: X = H_{n-3} ... H_{k+1} is I outside rows and columns
-// k + 2 .., so H_k touches only rows and columns k + 1 ..: 4/3 n^3 flops, not the forward 2 n^3).
-// Each row of X is independent of the others (a dot and an axpy per reflection, k descending):
-// tasks over rows, split so that each has about the same work.
-static void form_basis(Work& w, int64_t n, const oc_parallel& par) {
+// Sets w.r = Q^T = H_{n-3} ... H_1 H_0 from the reflections tridiagonalize_small left in w.a (n < kDC),
+// accumulated backward (X <- X H_k for k descending: X = H_{n-3} ... H_{k+1} is I outside rows and
+// columns k + 2 .., so H_k touches only rows and columns k + 1 ..: 4/3 n^3 flops, not the forward 2 n^3):
+// per row a dot and an axpy.
+static void form_basis(Work& w, int64_t n) {
   double* R = w.r;
   const double* A = w.a;
   const int64_t ld = w.ld;
-  // a block of rows (about 32 KiB) takes each reflection in turn: u is read once per block
-  const int64_t block = std::max<int64_t>(1, std::min<int64_t>(64, 4096 / std::max<int64_t>(n, 1)));
-  auto rows = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      std::fill(R + i * ld, R + i * ld + n, 0.0);
-      R[i * ld + i] = 1.0;
-    }
-    for (int64_t b0 = i0; b0 < i1; b0 += block) {
-      const int64_t b1 = std::min(i1, b0 + block);
-      for (int64_t k = std::min(b1 - 2, n - 3); k >= 0; --k) {
-        if (w.t[k] == 0) continue;
-        const int64_t m = n - k - 1;
-        const double* u = A + k * ld + k + 1;
-        for (int64_t i = std::max(b0, k + 1); i < b1; ++i) {  // rows past k only: the others have zeros there
-          double* y = R + i * ld + k + 1;
-          const double g = 2 * dot(y, u, m);
-          axpy(y, u, -g, m);
-        }
-      }
-    }
-  };
-  const double total = 2.0 * (double)n * n * n / 3 + 1;
-  const int64_t nt = par.run ? oc::detail::num_tasks(n, total / (double)n, 1 << 15, kMaxInnerTasks) : 1;
-  if (nt <= 1) {
-    rows(0, n);
-    return;
+  for (int64_t i = 0; i < n; ++i) {
+    std::fill(R + i * ld, R + i * ld + n, 0.0);
+    R[i * ld + i] = 1.0;
   }
-  // row i costs about 4 (i n - i^2 / 2): boundaries at equal shares of the cumulative cost
-  auto cost = [&](double i) { return i * i * (double)n - i * i * i / 3; };
-  auto bound = [&](int64_t part) {
-    if (part >= nt) return n;
-    const double want = cost((double)n) * (double)part / (double)nt;
-    int64_t lo = 0, hi = n;
-    while (lo < hi) {
-      const int64_t mid = (lo + hi) / 2;
-      if (cost((double)mid) < want)
-        lo = mid + 1;
-      else
-        hi = mid;
+  for (int64_t k = n - 3; k >= 0; --k) {
+    if (w.t[k] == 0) continue;
+    const int64_t m = n - k - 1;
+    const double* u = A + k * ld + k + 1;
+    for (int64_t i = k + 1; i < n; ++i) {  // rows past k only: the others have zeros there
+      double* y = R + i * ld + k + 1;
+      const double g = 2 * dot(y, u, m);
+      axpy(y, u, -g, m);
     }
-    return lo;
-  };
-  auto task = [&](size_t t) { rows(bound((int64_t)t), bound((int64_t)t + 1)); };
-  oc::detail::parallel_for(par, (size_t)nt, task);
+  }
 }
 
-// Applies the queued rotations to w.r in order: rotation q mixes rows qi[q] (x) and qi[q] + 1 (y),
-// y <- s x + c y, x <- c x - s y. Column chunks of kChunk are independent: each takes every rotation,
-// in order, on its columns (it stays in cache across the queue); tasks over chunks. A sweep's
-// rotations go up the rows one at a time, so the rotated x is the next rotation's y: it stays in
-// registers, and each row of a chunk is loaded and stored once per sweep.
-static void flush(Work& w, int64_t n, const oc_parallel& par) {
-  const int64_t nq = w.queued;
-  if (nq == 0) return;
-  w.queued = 0;
-  const int64_t* qi = w.qi;
-  const double *qc = w.qc, *qs = w.qs;
-  double* R = w.r;
-  const int64_t ld = w.ld;
-  const int64_t full = n / kChunk, chunks = oc::detail::div_up(n, kChunk);
-  constexpr int64_t V = kChunk / kLanes;
-  in_tasks(par, chunks, 6.0 * kChunk * nq, [&](int64_t c0, int64_t c1) {
-    for (int64_t c = c0; c < c1; ++c) {
-      double* base = R + c * kChunk;
-      const int64_t len = c < full ? kChunk : n - c * kChunk;
-      for (int64_t q = 0; q < nq;) {
-        int64_t e = q + 1;  // rotations q .. e - 1: one run up the rows
-        while (e < nq && qi[e] == qi[e - 1] - 1) ++e;
-        if (len == kChunk) {
-          Vd y[V];
-          for (int64_t v = 0; v < V; ++v) y[v] = *(const Vd*)(base + (qi[q] + 1) * ld + v * kLanes);
-          for (int64_t r = q; r < e; ++r) {
-            double* row = base + qi[r] * ld;
-            if (r + 6 < e)  // rows 4 KiB or more apart: the hardware prefetchers do not see them coming
-              for (int64_t v = 0; v < kChunk; v += 8) __builtin_prefetch(row - 6 * ld + v, 1);
-            const double cc = qc[r], ss = qs[r];
-            for (int64_t v = 0; v < V; ++v) {
-              const Vd x = *(const Vd*)(row + v * kLanes);
-              *(Vd*)(row + ld + v * kLanes) = ss * x + cc * y[v];
-              y[v] = cc * x - ss * y[v];
-            }
-          }
-          for (int64_t v = 0; v < V; ++v) *(Vd*)(base + qi[e - 1] * ld + v * kLanes) = y[v];
-        } else {
-          for (int64_t k = 0; k < len; ++k) {
-            double y = base[(qi[q] + 1) * ld + k];
-            for (int64_t r = q; r < e; ++r) {
-              double* x = base + qi[r] * ld + k;
-              const double xk = *x;
-              x[ld] = qs[r] * xk + qc[r] * y;
-              y = qc[r] * xk - qs[r] * y;
-            }
-            base[qi[e - 1] * ld + k] = y;
-          }
-        }
-        q = e;
-      }
-    }
-  });
-}
-
-// Implicit QL on (d, e) (n values), rotating the rows of R (their first cols entries, ldr apart): at
-// once, or queued and flushed onto w.r (queue; R is then w.r, cols n). Couplings below eps times their diagonal
-// neighbours are negligible (float's for the divide and conquer's leaves in float, w.low). false: the
-// iteration cap was reached.
-static bool ql(Work& w, double* d, double* e, int64_t n, double* R, int64_t ldr, int64_t cols, bool queue,
-               const oc_parallel& par, double eps = std::numeric_limits<double>::epsilon()) {
+// Implicit QL on (d, e) (n values), rotating the rows of R (their first cols entries, ldr apart).
+// Couplings below eps times their diagonal neighbours are negligible (float's for the divide and
+// conquer's leaves in float, w.low). false: the iteration cap was reached.
+static bool ql(double* d, double* e, int64_t n, double* R, int64_t ldr, int64_t cols,
+               double eps = std::numeric_limits<double>::epsilon()) {
   for (int64_t l = 0; l < n; ++l) {
     for (int iter = 0;; ++iter) {
       int64_t m = l;
@@ -803,7 +715,6 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, int64_t ldr,
           break;
       if (m == l) break;
       if (iter == kMaxIterations) return false;
-      if (queue && w.queued + (m - l) > w.cap) flush(w, n, par);
       // shift: the eigenvalue of the leading 2 x 2 block nearer d[l]
       double g = (d[l + 1] - d[l]) / (2 * e[l]);
       double r = pythag(g, 1.0);
@@ -827,17 +738,12 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, int64_t ldr,
         p = s * r;
         d[i + 1] = g + p;
         g = c * r - b;
-        if (queue) {
-          w.qi[w.queued] = i, w.qc[w.queued] = c, w.qs[w.queued] = s;
-          ++w.queued;
-        } else {
-          double* OC_RESTRICT x = R + i * ldr;
-          double* OC_RESTRICT y = x + ldr;
-          for (int64_t k = 0; k < cols; ++k) {
-            const double yk = y[k], xk = x[k];
-            y[k] = s * xk + c * yk;
-            x[k] = c * xk - s * yk;
-          }
+        double* OC_RESTRICT x = R + i * ldr;
+        double* OC_RESTRICT y = x + ldr;
+        for (int64_t k = 0; k < cols; ++k) {
+          const double yk = y[k], xk = x[k];
+          y[k] = s * xk + c * yk;
+          x[k] = c * xk - s * yk;
         }
       }
       if (split) continue;
@@ -846,7 +752,6 @@ static bool ql(Work& w, double* d, double* e, int64_t n, double* R, int64_t ldr,
       e[m] = 0;
     }
   }
-  if (queue) flush(w, n, par);
   return true;
 }
 
@@ -1298,7 +1203,7 @@ static void merge_values(Work& w, int64_t o, int64_t n1, int64_t N, double beta,
 // blocks of kWY (k descending); a block's product H_k1 ... H_k0 = I - Y T Y^T (compact WY: Y's
 // columns the u's, T upper triangular from their dot products) is applied as three products on the
 // columns k0 + 1 .. it touches: W = X Y, W T, X -= (W T) Y^T (2 n^3 flops in all, in the register tile).
-// In R (float for float inputs from kDC: the u's as the float reduction left them, X rounded to
+// In R (float for in_float's inputs: the u's as the float reduction left them, X rounded to
 // float from src, the double rows of w.zt, when given), else in double.
 // Two parallel steps: every block's T and its three products' B operands packed (tasks over blocks;
 // in w.g for float, w.s and w.g for double: free by then), then tasks over fixed chunks of X's rows,
@@ -1404,7 +1309,7 @@ static bool divide(Work& w, int64_t o, int64_t N, double* pk, const oc_parallel&
   if (N <= kLeaf && w.dcv) {
     double* f = w.fl + 2 * o;
     for (int64_t j = 0; j < N; ++j) f[2 * j] = j == 0, f[2 * j + 1] = j == N - 1;
-    return ql(w, w.d + o, w.e + o, N, f, 2, 2, false, par, eps);
+    return ql(w.d + o, w.e + o, N, f, 2, 2, eps);
   }
   if (N <= kLeaf) {
     double* Z = w.zt + o * ld + o;
@@ -1412,7 +1317,7 @@ static bool divide(Work& w, int64_t o, int64_t N, double* pk, const oc_parallel&
       std::fill(Z + j * ld, Z + j * ld + N, 0.0);
       Z[j * ld + j] = 1;
     }
-    return ql(w, w.d + o, w.e + o, N, Z, ld, N, false, par, eps);
+    return ql(w.d + o, w.e + o, N, Z, ld, N, eps);
   }
   const int64_t n1 = N / 2;
   const double beta = w.e[o + n1 - 1];
@@ -1566,7 +1471,7 @@ static bool reduce(const T* a, int64_t n, bool upper, bool low, Work& w, const o
       }
     }
   });
-  if (n < kQueueN)
+  if (n < kSmallN)
     tridiagonalize_small(w, n);
   else if (low)
     tridiagonalize<float>(w, n, par);
@@ -1591,16 +1496,16 @@ static void write_values(double* d, int64_t n, int ex, T* wout) {
 
 template <class T>
 static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, const oc_parallel& par) {
-  // float from kDC: the reduction in float (and the back-transformation's u's with it)
-  const bool low = std::is_same<T, float>::value && n >= kDC;
+  // the reduction in float (and the back-transformation's u's with it)
+  const bool low = in_float<T>(n, v != nullptr);
   int ex;
   if (!reduce(a, n, upper, low, w, par, ex)) return 0;
   const bool vectors = v != nullptr;
   int64_t* order = w.order;
   const double* rows = w.r;  // the eigenvectors, as rows, for the values w.d
   if (n < kDC && vectors) {  // values and vectors by the QL iteration, rotating R's rows
-    form_basis(w, n, par);
-    if (!ql(w, w.d, w.e, n, w.r, w.ld, n, n >= kQueueN, par)) return 2;
+    form_basis(w, n);
+    if (!ql(w.d, w.e, n, w.r, w.ld, n)) return 2;
     for (int64_t i = 0; i < n; ++i) order[i] = i;
     std::stable_sort(order, order + n, [&](int64_t x, int64_t y) { return w.d[x] < w.d[y]; });
     if (wout)
@@ -1640,7 +1545,7 @@ static uint8_t one(const T* a, T* wout, T* v, int64_t n, bool upper, Work& w, co
 template <class T>
 static void values_in_pairs(const T* a, T* wout, uint8_t* status, int64_t b0, int64_t b1, int64_t n, bool upper,
                             Work& w) {
-  const bool low = std::is_same<T, float>::value && n >= kDC;
+  const bool low = in_float<T>(n, false);
   for (int64_t b = b0; b < b1; b += 2) {
     QlValues q[2];
     int ex[2], r[2] = {0, 0};
@@ -1665,7 +1570,7 @@ template <class T>
 static int run(const T* a, T* wout, T* v, uint8_t* status, int64_t batch, int64_t n, bool upper,
                const oc_parallel& par) {
   const bool dc = v != nullptr && n >= kDC;
-  const bool low = std::is_same<T, float>::value && n >= kDC;  // as one's
+  const bool low = in_float<T>(n, v != nullptr);
   const bool vectors = v != nullptr;
   const bool dcv = !vectors && n >= kValuesDC;
   const size_t bytes = Work::bytes(n, vectors, dc, low, dcv);
