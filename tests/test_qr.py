@@ -78,9 +78,12 @@ def assert_like_torch(got, want, a, c=32.0):
         assert d <= c * max(m, n) * eps * s, (d / eps / s)
 
 
+# kernels/cpu/qr.cpp's paths: square up to 8 unrolled; rows as vectors up to 256 columns (Q's by rows up to 256
+# columns, a tall matrix's complete Q by the blocked products: (300, 70)); blocked past 256 columns ((70, 300),
+# (280, 260): split across tasks alone), past 512 KiB ((2, 1100, 130)) and for tall narrow rows ((100, 3)).
 SHAPES = [(1, 1), (3, 3), (4, 4), (1000, 3, 3), (64, 4, 4), (9, 8, 8), (2, 3, 5, 5), (7, 2, 2), (7, 3), (3, 7),
           (4, 2, 9), (5, 9, 2), (1, 6), (6, 1), (3, 17, 17), (2, 65, 40), (40, 65), (130, 130), (2, 100, 100),
-          (70, 300), (300, 70)]
+          (70, 300), (300, 70), (280, 260), (2, 1100, 130), (100, 3), (3, 40, 33)]
 EMPTY = [(0, 3, 3), (2, 0, 0), (2, 0, 3), (2, 3, 0), (3, 0), (0, 4, 2), (0, 0)]
 
 
@@ -132,11 +135,12 @@ def test_lapacks_sign_conventions():
             np.testing.assert_array_equal(r, tri)
             np.testing.assert_array_equal(q, np.broadcast_to(np.eye(5), q.shape))
             np.testing.assert_array_equal(r, torch_qr(tri, mode)[1])
-    big = np.triu(np.random.default_rng(2).standard_normal((150, 120)))  # the blocked path: every tau 0 too
-    for mode in ("reduced", "complete"):
-        q, r = kernels.qr(big, mode=mode)
-        np.testing.assert_array_equal(r, big[: r.shape[0]])
-        np.testing.assert_array_equal(q, np.eye(150, q.shape[1]))
+    for shape in ((150, 120), (300, 270)):  # the rows path and the blocked one: every tau 0 too
+        big = np.triu(np.random.default_rng(2).standard_normal(shape))
+        for mode in ("reduced", "complete"):
+            q, r = kernels.qr(big, mode=mode)
+            np.testing.assert_array_equal(r, big[: r.shape[0]])
+            np.testing.assert_array_equal(q, np.eye(shape[0], q.shape[1]))
     a = np.array([[[0.0, 1.0], [1.0, 0.0]], [[2.0, 1.0], [1.0, 3.0]], [[-2.0, 1.0], [1.0, 3.0]]])
     q, r = kernels.qr(a)
     assert r[0, 0, 0] < 0 and r[1, 0, 0] < 0 and r[2, 0, 0] > 0  # -sign(alpha) ||x||, sign(0) = +
@@ -268,7 +272,7 @@ def test_only_some_outputs_used_and_symbolic_shapes():
             assert sess.run(["Q"], {"A": a})[0].shape == (0,)
 
 
-@pytest.mark.parametrize("shape", [(4, 200, 150), (4, 560, 400)])  # narrow panels; wide ones (past 1.5 MiB)
+@pytest.mark.parametrize("shape", [(4, 200, 270), (4, 560, 400)])  # narrow panels; wide ones (past 1.5 MiB)
 def test_large_single_matrix_path_equals_the_batch_path(shape):
     """One large matrix is split across tasks (panels' trailing columns, Q's columns); the same matrix in a batch
     of 4 is done by one task: the same arithmetic per column, so the same bits."""
@@ -281,3 +285,35 @@ def test_large_single_matrix_path_equals_the_batch_path(shape):
         assert_qr(a[1], q1, r1, mode)
     q1, r1 = run(np.ascontiguousarray(a[2].T))  # wide, in a session (ORT's pool)
     assert_qr(a[2].T, q1, r1, "reduced")
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(12, 12), (45, 40), (40, 45), (130, 100), (260, 200)])
+def test_reflectors_that_leave_a_column_alone_then_one_that_does_not(dtype, shape):
+    """Upper triangular but for column j (dense below the diagonal): the reflectors before j are H = I (tau = 0:
+    the rows path neither updates nor sums for them), reflector j is not and reaches the columns after it; a zero
+    column after j gives tau = 0 again in the middle. torch's factors within the condition's bound."""
+    m, n = shape
+    rng = np.random.default_rng(m + n)
+    a = np.triu(rng.standard_normal((m, n))) + 4 * np.eye(m, n)
+    j = min(m, n) // 3
+    a[j:, j] = rng.standard_normal(m - j)
+    a[:, n - 1] = 0
+    a = a.astype(dtype)
+    for mode in MODES:
+        want = torch_qr(a, mode)
+        for q, r in every_path(a, mode):
+            assert_qr(a, q, r, mode)
+            assert_like_torch((q, r), want, a, c=32 * np.linalg.cond(a.astype(np.float64)[:, : n - 1]))
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (9, 30, 20), (20, 30), (150, 20), (2, 260, 200), (300, 270), (100, 3),
+                                   (2, 1100, 130)])
+def test_r_is_the_same_in_every_mode(shape):
+    """geqrf's R whatever Q is asked for (torch's are one call's): each path's R is the same bits in every mode,
+    including the rows path's tall matrices whose complete Q is the blocked path's."""
+    a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
+    k = min(shape[-2:])
+    rs = [kernels.qr(a, mode=mode)[1] for mode in MODES]
+    for r in rs[1:]:
+        np.testing.assert_array_equal(r[..., :k, :], rs[0][..., :k, :])

@@ -1,24 +1,25 @@
 // Batched Householder QR with LAPACK's conventions, so that Q and R are torch's (geqrf + orgqr) up
 // to rounding.
 //
-// The matrix is copied transposed (its columns contiguous, length m). Column j's reflector is
-// dlarfg's: alpha = x[0], beta = -sign(alpha) ||x||, tau = (beta - alpha) / beta, v = [1, x[1:] /
-// (alpha - beta)], R's diagonal entry beta; a column whose rest is zero gets tau = 0 (H = I, beta =
-// alpha). Norms are plain sums of squares, rescaled by the largest entry only when that sum could
+// Column j's reflector is dlarfg's: alpha = x[0], beta = -sign(alpha) ||x||, tau = (beta - alpha) / beta,
+// v = [1, x[1:] / (alpha - beta)], R's diagonal entry beta; a column whose rest is zero gets tau = 0 (H = I,
+// beta = alpha). Norms are plain sums of squares, rescaled by the largest entry only when that sum could
 // have overflowed or lost precision to underflow (dnrm2's guarantee, without its cost per entry).
-// Applying H = I - tau v v^T to a column is a dot product and an axpy along contiguous memory.
 //
-// Factorization by panels of kNarrow or kPanel columns (panel_width), each split in halves recursively down to kLeaf columns
-// (the left half's reflectors reach the right half at once, as below), left-looking inside a leaf
-// (each column gets the leaf's earlier reflectors, then makes its own). The trailing columns get the panel's
-// reflectors at once in LAPACK's compact WY form, H_p0 ... H_p1-1 = I - V T V^T (dlarft): two
-// matrix products, V^T C and C - V (T^T V^T C), in outer-product form on register tiles (no
-// horizontal sums), column chunks split across tasks for a large matrix. Q = H_0 ... H_{k-1} I,
-// panel by panel from the last, the same way (only the columns >= the panel's first: the others
-// are still unit vectors that it leaves alone). Narrow panels or few columns: the reflectors one
-// by one. Square matrices up to 8: the one-by-one steps with the sizes known at compile time
-// (unrolled), many per task. Every batch path runs a matrix with the same steps, so one large
-// matrix gives the same bits alone (split across tasks) as in a batch.
+// Square matrices up to 8: the steps below with the sizes known at compile time (unrolled), many per task.
+// Up to 256 columns (and 512 KiB) the rows path (one_rows: rows as vectors, one pass over them per
+// reflector, a matrix per task). Past it, and for tall matrices of narrow rows, the blocked path: the matrix
+// copied transposed (its columns contiguous, length m: applying H = I - tau v v^T to a column is a dot product
+// and an axpy), factorization by panels of kNarrow or kPanel columns (panel_width), each split in halves
+// recursively down to kLeaf columns (the left half's reflectors reach the right half at once, as below),
+// left-looking inside a leaf (each column gets the leaf's earlier reflectors, then makes its own). The trailing
+// columns get the panel's reflectors at once in LAPACK's compact WY form, H_p0 ... H_p1-1 = I - V T V^T
+// (dlarft): two matrix products, V^T C and C - V (T^T V^T C), in outer-product form on register tiles (no
+// horizontal sums), column chunks split across tasks for a large matrix. Q = H_0 ... H_{k-1} I, panel by
+// panel from the last, the same way (only the columns >= the panel's first: the others are still unit
+// vectors that it leaves alone). Narrow panels or few columns: the reflectors one by one. Every batch path
+// runs a matrix with the same steps, so one large matrix gives the same bits alone (split across tasks) as in
+// a batch; R does not depend on the mode.
 //
 // Compiled once per instruction set (isa_passes.inc, as inverse.cpp).
 
@@ -34,6 +35,10 @@
 
 #include "parallel.h"
 #include "qr.h"
+
+#if defined(__SSE2__)
+#include <immintrin.h>  // the AVX-512 pass's masked loads and stores (column_major.inc)
+#endif
 
 namespace oc {
 #define OC_ISA_PASS_FILE "qr.cpp"
@@ -54,6 +59,7 @@ int oc_qr_f64(const double* a, double* q, double* r, int64_t batch, int64_t m, i
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 #include "simd.inc"
+#include "column_major.inc"  // vload_part, vstore_part
 
 enum : int64_t { kPanel = 64, kNarrow = 32, kGroup = 8, kSmall = 8, kLarge = 48, kMaxInnerTasks = 64 };
 
@@ -392,12 +398,20 @@ static void c_minus_vw(const T* vd, int64_t L, int64_t nb, int64_t nbp, T* cols,
         vstore(x[b] + r + W, acc[b][1]);
       }
     }
-    for (; r < L; ++r)
-      for (int b = 0; b < kCB; ++b) {
-        T acc = x[b][r];
-        for (int64_t i = 0; i < nb; ++i) acc -= vd[i * L + r] * wc[b * nbp + i];
-        x[b][r] = acc;
+    for (; r < L; r += W) {  // the rows left, a vector at a time (the last partial: masked on AVX-512)
+      const int len = L - r < W ? (int)(L - r) : (int)W;
+      V acc[kCB];
+#pragma GCC unroll 8
+      for (int b = 0; b < kCB; ++b) acc[b] = vload_part(x[b] + r, len);
+      const int64_t ie = r + W < nb ? r + W : nb;
+      for (int64_t i = 0; i < ie; ++i) {
+        const V v0 = vload_part(vd + i * L + r, len);
+#pragma GCC unroll 8
+        for (int b = 0; b < kCB; ++b) acc[b] -= v0 * wc[b * nbp + i];
       }
+#pragma GCC unroll 8
+      for (int b = 0; b < kCB; ++b) vstore_part(x[b] + r, acc[b], len);
+    }
   }
   for (; c < nc; ++c) {
     T* x = cols + c * m + p0;
@@ -576,18 +590,206 @@ static void one_blocked(const T* a, T* q, T* r, int64_t m, int64_t n, int64_t qc
   }
 }
 
+// Matrices of up to kRowsMax columns and kRowsBytes (rows_fit): the rows as vectors (ld: n in whole vectors,
+// zero-padded). Reflector p (the column gathered, householder as everywhere) is dlarf's
+// w = tau v^T A, A -= v w, on whole rows: FMAs of rows by v's entries, no horizontal sums (column-major, a dot
+// product per column and reflector, the lengths below a vector scalar, was most of a small matrix's time). The
+// two go in one pass over the rows: the pass applying H_p also sums the next reflector's v^T A, its v found
+// before the pass from column p + 1 with H_p's change to it alone (an FMA per row). Entries left of column p + 1
+// in rows from p are below R's diagonal and never read (v's are kept apart, in V: reflector p's at vs + p m + p),
+// so each pass takes whole vectors from the one holding column p + 1. Q = H_0 ... H_{k-1} I the same way,
+// backward, on its rows (in A's place once R is out; up to kRowsMax columns, else V as the blocked path's
+// factors, form_q_blocked): the pass applying H_p sums H_{p-1}'s v^T Y but for Y's row p - 1 (untouched by
+// H_p); the columns left of p are still unit vectors (zero in rows from p), so that pass starts at the vector
+// holding column p. R and Q are the rows as they are (no transposes). Against the blocked path (AMD Zen 5,
+// 1 thread, float): 1x32 11.2 -> 4.4 us, 1x128 136 -> 56, 1x256 612 -> 421, 100x24 577 -> 181, 256x64 7.3 ->
+// 2.4 ms, 1x4000x32 353 -> 276 us; slower for the tall where a row is mostly padding (1x2000x8 20 -> 38 us) and
+// past L2 (1x2000x128 1.20 -> 1.58 ms). A single matrix stays on one thread: on 2 threads 1x128 62 us and 1x256
+// 416, the blocked path's split 153 and 625.
+enum : int64_t { kRowsMax = 256, kRowsBytes = 512 << 10, kRowsNarrowM = 64, kRowChunk = 4 };
+
+// Rows [0, len) of `rows` (ld apart), vectors [0, NC) from c0: with Update, row_t -= v[t] w; with Sum, acc +=
+// vn[t] row_t (the updated row) for t >= first. acc's vectors are stored (not added) at acc + c0.
+template <class T, int NC, bool Update, bool Sum>
+static OC_ALWAYS_INLINE void rows_chunk(T* rows, int64_t ld, int64_t len, int64_t c0, const T* v, const T* w,
+                                        const T* vn, int64_t first, T* acc) {
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  V wv[NC], s0[NC], s1[NC];
+#pragma GCC unroll 4
+  for (int u = 0; u < NC; ++u) {
+    if (Update) wv[u] = vload<V>(w + c0 + u * W);
+    s0[u] = s1[u] = V{};
+  }
+  auto row = [&](int64_t t, V* s) {
+    T* x = rows + t * ld + c0;
+#pragma GCC unroll 4
+    for (int u = 0; u < NC; ++u) {
+      V y = vload<V>(x + u * W);
+      if (Update) {
+        y -= v[t] * wv[u];
+        vstore(x + u * W, y);
+      }
+      if (Sum && t >= first) s[u] += vn[t] * y;
+    }
+  };
+  int64_t t = 0;
+  for (; t + 2 <= len; t += 2) {  // two chains of sums: each row's term would wait on the last
+    row(t, s0);
+    row(t + 1, s1);
+  }
+  if (t < len) row(t, s0);
+  if (Sum)
+#pragma GCC unroll 4
+    for (int u = 0; u < NC; ++u) vstore(acc + c0 + u * W, s0[u] + s1[u]);
+}
+
+// rows_chunk over the vectors [c0, ld), kRowChunk at a time.
+template <class T, bool Update, bool Sum>
+static void rows_pass(T* rows, int64_t ld, int64_t len, int64_t c0, const T* v, const T* w, const T* vn,
+                      int64_t first, T* acc) {
+  enum { W = Vec<T>::W };
+  for (int64_t c = c0; c < ld; c += kRowChunk * W) {
+    switch ((ld - c) / W < kRowChunk ? (ld - c) / W : (int64_t)kRowChunk) {
+      case 1: rows_chunk<T, 1, Update, Sum>(rows, ld, len, c, v, w, vn, first, acc); break;
+      case 2: rows_chunk<T, 2, Update, Sum>(rows, ld, len, c, v, w, vn, first, acc); break;
+      case 3: rows_chunk<T, 3, Update, Sum>(rows, ld, len, c, v, w, vn, first, acc); break;
+      default: rows_chunk<T, 4, Update, Sum>(rows, ld, len, c, v, w, vn, first, acc); break;
+    }
+  }
+}
+
+// rows_pass with Update and Sum as runtime flags (neither: nothing to do).
+template <class T>
+static void rows_pass(bool update, bool sum, T* rows, int64_t ld, int64_t len, int64_t c0, const T* v, const T* w,
+                      const T* vn, int64_t first, T* acc) {
+  if (update && sum)
+    rows_pass<T, true, true>(rows, ld, len, c0, v, w, vn, first, acc);
+  else if (update)
+    rows_pass<T, true, false>(rows, ld, len, c0, v, w, vn, first, acc);
+  else if (sum)
+    rows_pass<T, false, true>(rows, ld, len, c0, v, w, vn, first, acc);
+}
+
+// c entries in whole vectors
+template <class T>
+static inline int64_t rows_ld(int64_t c) {
+  return div_up(c, (int64_t)Vec<T>::W) * Vec<T>::W;
+}
+
+// Whether the rows path takes an m x n matrix: up to kRowsMax columns, kRowsBytes of rows, and rows at least half
+// used unless there are few (a row of 8 floats in a vector of 16: 1x2000x8 twice the blocked path's time, 100x8
+// the same). It does not depend on Q: R is the same whatever the mode.
+template <class T>
+static inline bool rows_fit(int64_t m, int64_t n) {
+  const int64_t ld = rows_ld<T>(n);
+  return n <= kRowsMax && (double)m * (double)ld * sizeof(T) <= (double)kRowsBytes && (2 * n > ld || m <= kRowsNarrowM);
+}
+
+// Q by rows up to kRowsMax columns (a tall matrix's complete Q: by the blocked path's products).
+static inline bool rows_q(int64_t qcols) { return qcols <= kRowsMax; }
+
+// Scratch (elements): the rows (m ld, ld for the wider of n and Q's columns), V (k m), the column (m), tau (k), w
+// and the sums (ld each), 64-byte alignment; past kRowsMax Q's columns form_q_blocked's t, tt, vd, vdt, qc.
+template <class T>
+static inline int64_t rows_elems(int64_t m, int64_t n, int64_t qcols) {
+  const int64_t k = m < n ? m : n, ld = rows_ld<T>(rows_q(qcols) ? std::max(n, qcols) : n);
+  return m * ld + k * m + m + k + 2 * ld + 64 +
+         (rows_q(qcols) ? 0 : 2 * kPad * kPad + kPanel * m + kPad * m + m * qcols);
+}
+
+// One m x n matrix by the rows path (qcols: Q's columns with q, else 0); scratch: rows_elems.
+template <class T>
+static void one_rows(const T* a, T* q, T* r, int64_t m, int64_t n, int64_t qcols, int64_t rrows, T* scratch) {
+  enum { W = Vec<T>::W };
+  const int64_t k = m < n ? m : n, ld = rows_ld<T>(n), wide = rows_ld<T>(rows_q(qcols) ? std::max(n, qcols) : n);
+  T* A = reinterpret_cast<T*>(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+  T* vs = A + m * wide;
+  T* col = vs + k * m;
+  T* tau = col + m;
+  T* w = tau + k;
+  T* acc = w + wide;
+  for (int64_t i = 0; i < m; ++i) {
+    memcpy(A + i * ld, a + i * n, (size_t)n * sizeof(T));
+    std::fill(A + i * ld + n, A + (i + 1) * ld, T(0));
+  }
+  // reflector p's v from col (householder's: col[0] becomes beta)
+  auto make = [&](int64_t p) {
+    tau[p] = householder(col, m - p);
+    T* v = vs + p * m + p;
+    v[0] = T(1);
+    for (int64_t i = 1; i < m - p; ++i) v[i] = col[i];
+  };
+  T beta = T(0);
+  if (k > 0) {
+    for (int64_t i = 0; i < m; ++i) col[i] = A[i * ld];
+    make(0);
+    beta = col[0];
+    if (tau[0] != T(0) && n > 1) {
+      rows_pass<T, false, true>(A, ld, m, 0, nullptr, nullptr, vs, 0, acc);
+      for (int64_t c = 0; c < ld; ++c) w[c] = tau[0] * acc[c];
+    }
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const T* v = vs + p * m + p;
+    const bool update = tau[p] != T(0) && p + 1 < n, next = p + 1 < k;
+    T next_beta = T(0);
+    if (next) {  // column p + 1 below row p as H_p leaves it
+      const T wp = update ? w[p + 1] : T(0);
+      for (int64_t i = 0; i + p + 1 < m; ++i) col[i] = A[(p + 1 + i) * ld + p + 1] - v[i + 1] * wp;
+      make(p + 1);
+      next_beta = col[0];
+    }
+    const bool sum = next && tau[p + 1] != T(0) && p + 2 < n;
+    const int64_t c0 = (p + 1) / W * W;
+    rows_pass(update, sum, A + p * ld, ld, m - p, c0, v, w, next ? vs + (p + 1) * m + p : nullptr, 1, acc);
+    A[p * ld + p] = beta;
+    if (sum)
+      for (int64_t c = c0; c < ld; ++c) w[c] = tau[p + 1] * acc[c];
+    beta = next_beta;
+  }
+  if (r)
+    for (int64_t i = 0; i < rrows; ++i)
+      for (int64_t j = 0; j < n; ++j) r[i * n + j] = i <= j ? A[i * ld + j] : T(0);
+  if (!q) return;
+  if (!rows_q(qcols)) {  // V is laid out as the blocked path's factors (v's tails below the diagonal)
+    T* t = acc + wide;
+    T* tt = t + kPad * kPad;
+    T* vd = tt + kPad * kPad;
+    T* vdt = vd + kPanel * m;
+    T* qc = vdt + kPad * m;
+    form_q_blocked(vs, tau, t, tt, vd, vdt, qc, m, k, qcols, oc_serial, 1);
+    store_qc(qc, q, m, qcols);
+    return;
+  }
+  T* Y = A;
+  const int64_t ldq = rows_ld<T>(qcols);
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(Y + i * ldq, Y + (i + 1) * ldq, T(0));
+    if (i < qcols) Y[i * ldq + i] = T(1);
+  }
+  // acc: H_p's sum over Y's rows from p + 1 (the last pass's; for p = k - 1 a pass of its own). The passes store
+  // from the vector holding column p, never right of the last one's start: the lanes left of it stay zero.
+  int64_t p = k - 1;
+  if (p >= 0) {
+    std::fill(acc, acc + ldq, T(0));
+    if (tau[p] != T(0)) rows_pass<T, false, true>(Y + (p + 1) * ldq, ldq, m - p - 1, p / W * W, nullptr, nullptr,
+                                                   vs + p * m + p + 1, 0, acc);
+  }
+  for (; p >= 0; --p) {
+    const int64_t c0 = p / W * W;
+    const bool update = tau[p] != T(0), sum = p > 0 && tau[p - 1] != T(0);
+    if (update)
+      for (int64_t c = c0; c < ldq; ++c) w[c] = tau[p] * (Y[p * ldq + c] + acc[c]);
+    rows_pass(update, sum, Y + p * ldq, ldq, m - p, c0, vs + p * m + p, w, p > 0 ? vs + (p - 1) * m + p : nullptr, 0,
+              acc);
+  }
+  for (int64_t i = 0; i < m; ++i) memcpy(q + i * qcols, Y + i * ldq, (size_t)qcols * sizeof(T));
+}
+
 template <class T>
 int run(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, int64_t qcols, int64_t rrows, oc_parallel par) {
   const int64_t k = m < n ? m : n;
-  if (k >= kLarge && batch < 4 && par.run != nullptr) {  // parallelism inside each matrix
-    T* scratch = (T*)malloc((size_t)blocked_elems(m, n, qcols) * sizeof(T));
-    if (!scratch) return OC_OUT_OF_MEMORY;
-    for (int64_t b = 0; b < batch; ++b)
-      one_blocked<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
-                     rrows, scratch, par, kMaxInnerTasks);
-    free(scratch);
-    return 0;
-  }
   const double work = 4.0 * (double)m * (double)n * (double)k + (q ? 4.0 * (double)m * (double)qcols * (double)k : 0) +
                       2.0 * (double)m * (double)(n + qcols) + 1;
   const int64_t nt = num_tasks(batch, work, 1 << 15, 1024);
@@ -608,18 +810,34 @@ int run(const T* a, T* q, T* r, int64_t batch, int64_t m, int64_t n, int64_t qco
     parallel_for(par, (size_t)nt, task);
     return 0;
   }
+  const bool rows = rows_fit<T>(m, n);
+  if (!rows && k >= kLarge && batch < 4 && par.run != nullptr) {  // parallelism inside each matrix
+    T* scratch = (T*)malloc((size_t)blocked_elems(m, n, qcols) * sizeof(T));
+    if (!scratch) return OC_OUT_OF_MEMORY;
+    for (int64_t b = 0; b < batch; ++b)
+      one_blocked<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
+                     rrows, scratch, par, kMaxInnerTasks);
+    free(scratch);
+    return 0;
+  }
   std::atomic<bool> failed{false};
   auto task = [&](size_t t) {
     int64_t b0, b1;
     split_range(batch, nt, (int64_t)t, b0, b1);
-    T* scratch = (T*)malloc((size_t)blocked_elems(m, n, qcols) * sizeof(T));
+    const int64_t elems = rows ? rows_elems<T>(m, n, q ? qcols : 0) : blocked_elems(m, n, qcols);
+    T* scratch = (T*)malloc((size_t)elems * sizeof(T));
     if (!scratch) {
       failed.store(true, std::memory_order_relaxed);
       return;
     }
-    for (int64_t b = b0; b < b1; ++b)
-      one_blocked<T>(a + b * m * n, q ? q + b * m * qcols : nullptr, r ? r + b * rrows * n : nullptr, m, n, qcols,
-                     rrows, scratch, oc_serial, 1);
+    for (int64_t b = b0; b < b1; ++b) {
+      T* qb = q ? q + b * m * qcols : nullptr;
+      T* rb = r ? r + b * rrows * n : nullptr;
+      if (rows)
+        one_rows<T>(a + b * m * n, qb, rb, m, n, q ? qcols : 0, rrows, scratch);
+      else
+        one_blocked<T>(a + b * m * n, qb, rb, m, n, qcols, rrows, scratch, oc_serial, 1);
+    }
     free(scratch);
   };
   parallel_for(par, (size_t)nt, task);
