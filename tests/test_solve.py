@@ -240,6 +240,43 @@ def test_a_batch_factors_each_matrix_as_a_single_solve_does(dtype, n):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("n", range(1, 9))
+def test_solve_of_a_batch_is_each_matrix_alone_and_torch(dtype, n):
+    """n <= 8 (A X = B) factors and solves a vector's width of matrices at once, one per lane (the rest one by one):
+    37 matrices, each lane its own pivots, row swaps, zero pivots (info) and NaN/inf, and the columns of B each
+    its lane's. Each matrix's X and info are its own as alone (the same bits), torch's where A is regular."""
+    rng = np.random.default_rng(200 + n)
+    a = rng.standard_normal((37, n, n)).astype(dtype)
+    eye = np.eye(n, dtype=dtype)
+    a[3] = eye[rng.permutation(n)] * dtype(3)
+    a[7] = 0  # every pivot 0: info 1
+    a[8, 0, 0] = np.nan
+    a[10, n - 1, n - 1] = np.inf
+    a[12] = np.round(a[12] * 2)  # ties in the pivot search
+    a[17] = np.triu(a[17]) + 4 * eye  # no swap needed
+    if n >= 2:
+        a[4, :, 1] = 0  # a zero pivot in column 1 (info 2) with the later ones nonzero
+        a[9, n - 1] = a[9, 0]  # equal rows: a zero (or tiny) pivot at the last step
+    b = rng.standard_normal((37, n, 3)).astype(dtype)
+    b[20, 0, 1] = np.inf
+    x, info = kernels.solve_ex(a, b)
+    for i in range(37):
+        xi, ii = kernels.solve_ex(a[i], b[i])
+        np.testing.assert_array_equal(x[i], xi)
+        assert info[i] == ii
+    tx, tinfo = (t.numpy() for t in torch.linalg.solve_ex(torch.from_numpy(a), torch.from_numpy(b)))
+    assert info[7] == 1 and (n < 2 or info[4] == 2)
+    regular = (tinfo == 0) & (info == 0) & np.isfinite(a).all(axis=(1, 2)) & np.isfinite(b).all(axis=(1, 2))
+    regular[9] = False  # equal rows: torch's pivot may be rounded off zero
+    np.testing.assert_array_equal(info[[7, 4] if n >= 2 else [7]], tinfo[[7, 4] if n >= 2 else [7]])
+    cond = np.linalg.cond(a[regular].astype(np.float64))
+    err = np.abs(x[regular] - tx[regular]).max(axis=(1, 2)) / np.maximum(1, np.abs(tx[regular]).max(axis=(1, 2)))
+    assert (err <= 64 * n * EPS[dtype] * cond).all()
+    assert not np.isfinite(x[8]).all() and not np.isfinite(x[20]).all()
+    np.testing.assert_array_equal(session(SolveEx, DOM, {"A": a, "B": b}).run(None, {"A": a, "B": b})[0], x)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", range(1, 9))
 def test_slogdet_of_a_batch_is_each_matrix_alone_and_torch(dtype, n):
     """n <= 8 factors a vector's width of matrices at once, one per lane (and the rest one by one):
     37 matrices (whole groups of 16, 8, 4 or 2 lanes and a rest), each lane its own pivots, swaps'

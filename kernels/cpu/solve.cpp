@@ -704,6 +704,110 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
   }
 }
 
+// A X = B for matrices [m0, m1) of n = N, W at a time, matrix l in lane l of every vector (a small matrix has too
+// little work for vectors inside it): factor_fixed's LU (its pivot choice, whole-row swaps, zero-pivot rule) by
+// lane-wise selects, then solve_cols' swaps and sweeps per column of B, the same operations in the same order,
+// so a matrix gets the same bits in a lane as alone. The rest of [m0, m1) (< W matrices) by factor_solve_fixed.
+template <class T, int N>
+static void factor_solve_lanes(const T* a, const T* b, T* x, int32_t* info, int64_t m0, int64_t m1, int64_t k) {
+  enum { W = Vec<T>::W };
+  typedef typename Vec<T>::type V;
+  const V zero{};
+  int64_t m = m0;
+  for (; m + W <= m1; m += W) {
+    T buf[N * N][W];  // element e of matrix m + l at buf[e][l]
+    const T* am = a + m * N * N;
+    for (int l = 0; l < W; ++l)
+#pragma GCC unroll 8
+      for (int e = 0; e < N * N; ++e) buf[e][l] = am[l * N * N + e];
+    V u[N][N], piv[N], bad = zero;
+#pragma GCC unroll 8
+    for (int r = 0; r < N; ++r)
+#pragma GCC unroll 8
+      for (int c = 0; c < N; ++c) u[r][c] = vload<V>(buf[r * N + c]);
+#pragma GCC unroll 8
+    for (int j = 0; j < N; ++j) {
+      V best = u[j][j] < zero ? -u[j][j] : u[j][j];
+      best = best == best ? best : zero - T(1);
+      V p = zero + T(j);
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const V v = u[i][j] < zero ? -u[i][j] : u[i][j];
+        const auto gt = v > best;
+        best = gt ? v : best;
+        p = gt ? zero + T(i) : p;
+      }
+      piv[j] = p;
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const auto sw = p == zero + T(i);
+#pragma GCC unroll 8
+        for (int c = 0; c < N; ++c) {
+          const V t = u[j][c];
+          u[j][c] = sw ? u[i][c] : t;
+          u[i][c] = sw ? t : u[i][c];
+        }
+      }
+      const V d = u[j][j];
+      const auto dz = d == zero;  // as getrf: no scaling, no update
+      bad = bad == zero && dz ? zero + T(j + 1) : bad;
+#pragma GCC unroll 8
+      for (int i = j + 1; i < N; ++i) {
+        const V l = u[i][j] / d;
+        u[i][j] = dz ? u[i][j] : l;
+#pragma GCC unroll 8
+        for (int c = j + 1; c < N; ++c) {
+#if OC_VEC_BYTES >= 32  // one rounding, as factor_fixed's plain expression (GCC leaves one feeding a select unfused)
+          const V upd = fnmadd(l, u[j][c], u[i][c]);
+#else
+          const V upd = u[i][c] - l * u[j][c];
+#endif
+          u[i][c] = dz ? u[i][c] : upd;
+        }
+      }
+    }
+    T bads[W];
+    vstore(bads, bad);
+    for (int l = 0; l < W; ++l) info[m + l] = (int32_t)bads[l];
+    const T* bm = b + m * N * k;
+    T* xm = x + m * N * k;
+    for (int64_t c = 0; c < k; ++c) {
+      T yb[N][W];
+      for (int l = 0; l < W; ++l)
+#pragma GCC unroll 8
+        for (int i = 0; i < N; ++i) yb[i][l] = bm[l * N * k + i * k + c];
+      V y[N];
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i) y[i] = vload<V>(yb[i]);
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i)
+#pragma GCC unroll 8
+        for (int r = i + 1; r < N; ++r) {
+          const auto sw = piv[i] == zero + T(r);
+          const V t = y[i];
+          y[i] = sw ? y[r] : t;
+          y[r] = sw ? t : y[r];
+        }
+#pragma GCC unroll 8
+      for (int i = 1; i < N; ++i)
+#pragma GCC unroll 8
+        for (int j = 0; j < i; ++j) y[i] -= u[i][j] * y[j];
+#pragma GCC unroll 8
+      for (int i = N - 1; i >= 0; --i) {
+#pragma GCC unroll 8
+        for (int j = i + 1; j < N; ++j) y[i] -= u[i][j] * y[j];
+        y[i] /= u[i][i];
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < N; ++i) vstore(yb[i], y[i]);
+      for (int l = 0; l < W; ++l)
+#pragma GCC unroll 8
+        for (int i = 0; i < N; ++i) xm[l * N * k + i * k + c] = yb[i][l];
+    }
+  }
+  factor_solve_fixed<T, N>(a, b, x, info, m, m1, k, false, false);
+}
+
 // One matrix (n > OC_LU_FUSED_MAX_N, no broadcast): factored into a padded working copy and solved
 // from it, the factors never copied out (nor given fresh scratch: at n = 1024 float the copy and the
 // scratch's page faults were ~5% of a direct call). false: no memory for the working copy.
@@ -739,7 +843,10 @@ int factor_solve(const T* a, const T* b, T* x, int32_t* info, int64_t count, int
     switch (n) {
 #define OC_SMALL(s)                                                           \
   case s:                                                                     \
-    factor_solve_fixed<T, s>(a, b, x, info, m0, m1, k, rows, trans);          \
+    if (rows)                                                                 \
+      factor_solve_fixed<T, s>(a, b, x, info, m0, m1, k, rows, trans);        \
+    else                                                                      \
+      factor_solve_lanes<T, s>(a, b, x, info, m0, m1, k);                     \
     break;
       OC_SMALL(1) OC_SMALL(2) OC_SMALL(3) OC_SMALL(4) OC_SMALL(5) OC_SMALL(6) OC_SMALL(7) OC_SMALL(8)
 #undef OC_SMALL
