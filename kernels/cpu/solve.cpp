@@ -547,16 +547,40 @@ static void solve_cols(const T* lu, int64_t ld, const int32_t* piv, T* x, int64_
     }
     return;
   }
-  for (int64_t i = 1; i < n; ++i) {
-    T* xi = x + i * k + c0;
-    for (int64_t j = 0; j < i; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, ld, n, i, j), w);
+  // row-major factors: a vector of X's row i at a time, its terms taken in order in a register (the last columns
+  // a masked vector on AVX-512; elsewhere by axpys along the rows, as a masked copy through memory cost more)
+  typedef typename Vec<T>::type V;
+  enum { W = Vec<T>::W };
+  auto sweep = [&](auto load, auto store) {
+    for (int64_t i = 1; i < n; ++i) {
+      V y = load(x + i * k);
+      for (int64_t j = 0; j < i; ++j) y -= lu[i * ld + j] * load(x + j * k);
+      store(x + i * k, y);
+    }
+    for (int64_t i = n - 1; i >= 0; --i) {
+      V y = load(x + i * k);
+      for (int64_t j = i + 1; j < n; ++j) y -= lu[i * ld + j] * load(x + j * k);
+      store(x + i * k, y / lu[i * ld + i]);
+    }
+  };
+  int64_t c = c0;
+  for (; c + W <= c1; c += W)
+    sweep([&](const T* p) { return vload<V>(p + c); }, [&](T* p, V v) { vstore(p + c, v); });
+#if OC_VEC_BYTES >= 64
+  if (c < c1) {
+    const int len = (int)(c1 - c);
+    sweep([&](const T* p) { return vload_part(p + c, len); }, [&](T* p, V v) { vstore_part(p + c, v, len); });
   }
+#else
+  const int64_t tail = c1 - c;
+  if (tail == 0) return;
+  for (int64_t i = 1; i < n; ++i)
+    for (int64_t j = 0; j < i; ++j) axpy_sub(x + i * k + c, x + j * k + c, lu[i * ld + j], tail);
   for (int64_t i = n - 1; i >= 0; --i) {
-    T* xi = x + i * k + c0;
-    for (int64_t j = i + 1; j < n; ++j) axpy_sub(xi, x + j * k + c0, lu_at(lu, ld, n, i, j), w);
-    const T d = lu[i * ld + i];
-    for (int64_t c = 0; c < w; ++c) xi[c] /= d;
+    for (int64_t j = i + 1; j < n; ++j) axpy_sub(x + i * k + c, x + j * k + c, lu[i * ld + j], tail);
+    for (int64_t e = 0; e < tail; ++e) x[i * k + c + e] /= lu[i * ld + i];
   }
+#endif
 }
 
 // One right-hand side vector x (n, holding b), in place (the factors ld apart).
