@@ -290,6 +290,19 @@ def test_svd_on_gpu_nan_for_non_finite():
     np.testing.assert_allclose(s[:2], kernels.svdvals(a[:2]), atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_svd_and_eigh_on_gpu_scale_a_matrix_of_subnormal_entries(dtype):
+    """The largest entry subnormal: 2^-e is past the dtype's range, so it is applied in two factors (as on the CPU):
+    the values as the CPU kernels', not inf."""
+    a = (np.random.default_rng(3).standard_normal((2, 6, 6)) * np.finfo(dtype).tiny / 64).astype(dtype)
+    a = (a + np.swapaxes(a, -1, -2)).astype(dtype)
+    s = _run_all_bound(cuda_session(Svdvals, {"A": (a.dtype, list(a.shape))}), cp.asarray(a))[0]
+    w = _run_all_bound(cuda_session(Eigvalsh, {"A": (a.dtype, list(a.shape))}), cp.asarray(a))[0]
+    for got, want in ((s, kernels.svdvals(a)), (w, kernels.eigvalsh(a))):
+        assert np.isfinite(got).all()
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-3 * np.abs(want).max())
+
+
 # ---- Eigh ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

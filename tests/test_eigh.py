@@ -116,6 +116,24 @@ def test_only_the_uplo_triangle_is_read(op):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [6, 40, 300])
+def test_a_matrix_of_subnormal_entries_is_scaled_not_overflowed(dtype, n):
+    """The largest entry subnormal: its power-of-two scaling 2^-e is past double's range for float64 (it was taken
+    as inf and the QL did not converge: an error); the QL, divide and conquer and (eigvalsh from 256) its values'
+    divide and conquer: torch's values, the vectors orthonormal."""
+    rng = np.random.default_rng(n)
+    for scale in (np.finfo(dtype).tiny / 64, np.finfo(dtype).smallest_subnormal * 1000):
+        a = rng.standard_normal((n, n))
+        a = ((a + a.T) * scale).astype(dtype)
+        want = torch.linalg.eigvalsh(torch.from_numpy(a)).numpy()
+        w, v = kernels.eigh(a)
+        for got in (w, kernels.eigvalsh(a)):
+            assert np.isfinite(got).all()
+            np.testing.assert_allclose(got, want, rtol=0, atol=1e-2 * np.abs(want).max())
+        np.testing.assert_allclose(v.T @ v, np.eye(n), atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_ill_conditioned_scaled_and_repeated(dtype):
     """Eigenvalues spread over 1e12 (each to eps |A|), entries near overflow/underflow (scaled, not squared),
     repeated eigenvalues (any orthonormal basis of their subspace), a diagonal and a zero matrix."""

@@ -119,6 +119,25 @@ def test_rank_deficient(dtype, shape):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("k", [4, 20, 70])
+def test_a_matrix_of_subnormal_entries_is_scaled_not_overflowed(dtype, k):
+    """The largest entry subnormal: its power-of-two scaling 2^-e is past the dtype's range (it was taken as inf and
+    every value came out inf). Jacobi (k < 8), the bidiagonal QR and divide and conquer: torch's values, U and Vh
+    orthonormal."""
+    rng = np.random.default_rng(k)
+    for scale in (np.finfo(dtype).tiny / 64, np.finfo(dtype).smallest_subnormal * 1000):
+        a = (rng.standard_normal((2, k + 3, k)) * scale).astype(dtype)
+        want = torch.linalg.svdvals(torch.from_numpy(a)).numpy()
+        got = [kernels.svdvals(a), kernels.svd(a, full_matrices=0)[1]]
+        for s in got:
+            assert np.isfinite(s).all() and s.max() > 0
+            np.testing.assert_allclose(s, want, rtol=0, atol=1e-2 * want.max())
+        u, _, vh = kernels.svd(a, full_matrices=0)
+        np.testing.assert_allclose(np.swapaxes(u, -1, -2) @ u, np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-4)
+        np.testing.assert_allclose(vh @ np.swapaxes(vh, -1, -2), np.broadcast_to(np.eye(k), (2, k, k)), atol=1e-4)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_large_badly_conditioned_and_scaled(dtype):
     """Singular values spread over cond (1e6 float, 1e14 double): each to eps of the largest, the factors
     backward stable; entries near the overflow and underflow thresholds are scaled, not squared."""
@@ -239,6 +258,37 @@ def test_both_sides_of_the_crossover_tall_wide_and_square(dtype, k, extra):
             assert_values(a, vals)
         else:
             assert_same_values(a, vals, s)  # the same path: the same values without the vectors (below D&C)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(2, 300, 40), (2, 40, 300), (65, 40), (40, 65), (3, 2000, 6), (500, 250)])
+def test_svdvals_of_a_long_matrix_go_through_its_r(dtype, shape):
+    """From L >= 1.5 k (k >= 32; 8 k below) S alone comes from A's R (A^T's when wide: svd.cpp's values_by_r):
+    numpy's values, Svd's (the bidiagonalization of A itself) within the bound, each matrix's the same bits
+    alone as in a batch, on 1 and 2 threads; scaled near overflow and underflow (R's norms neither overflow nor
+    underflow); a NaN or inf is an error naming its batch index."""
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal(shape).astype(dtype)
+    s = kernels.svdvals(a)
+    assert_values(a, s)
+    assert_same_values(a, s, kernels.svd(a, full_matrices=0)[1])
+    batch = a.reshape((-1,) + shape[-2:])
+    try:
+        for t in (1, 2):
+            kernels.set_threads(t)
+            alone = np.stack([kernels.svdvals(m) for m in batch])
+            np.testing.assert_array_equal(alone, s.reshape(alone.shape))
+            np.testing.assert_array_equal(kernels.svdvals(np.stack([batch[-1]] * 5))[3], alone[-1])  # tasks over 5
+    finally:
+        kernels.set_threads(None)
+    for scale in (np.finfo(dtype).max / 8 / max(shape[-2:]), np.finfo(dtype).tiny / 64):  # values below max
+        b = (batch[:1] / np.abs(batch[:1]).max() * scale).astype(dtype)
+        want = torch.linalg.svdvals(torch.from_numpy(b.astype(np.float64))).numpy()
+        np.testing.assert_allclose(kernels.svdvals(b), want, rtol=0, atol=1e-2 * want.max())
+    bad = np.stack([batch[0]] * 3)
+    bad[1, -1, -1] = np.nan
+    with pytest.raises(InvalidArgument, match=r"the matrix at batch index 1 holds a NaN or an infinity"):
+        run(Svdvals, bad)
 
 
 def lower_bidiagonal(rng, n, decades, dtype):

@@ -100,6 +100,7 @@ int oc_eigh_f64(const double* a, double* w, double* v, uint8_t* status, int64_t 
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 #include "simd.inc"
+#include "pow2_scale.inc"  // pow2_factors: the scaling of a subnormal matrix
 #include "column_major.inc"  // tile_kernel, pack_strip: the register-tiled product
 
 // per-eigenvalue QL iteration cap: LAPACK's steqr allows 30; far more than a finite matrix needs
@@ -1455,19 +1456,21 @@ static bool reduce(const T* a, int64_t n, bool upper, bool low, Work& w, const o
   if (amax == HUGE_VAL) return false;
   ex = 0;
   if (amax > 0) frexp(amax, &ex);
-  // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125)
-  const double f = ldexp(1.0, -ex);
+  // exact, but for float entries scaled below float's normal range (a matrix spanning over 2^125); two
+  // factors where 2^-ex is past double's range (a double matrix whose largest entry is subnormal)
+  double f, f2;
+  pow2_factors(-ex, f, f2);
   // the working copy, in tasks over its rows: the lower triangle's (i, j) (U: read at (j, i)), mirrored
   // (all of row i) in double
   in_tasks(par, n, (double)n, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       if (low) {
         float* A = mat<float>(w) + i * w.ldf;
-        for (int64_t j = 0; j <= i; ++j) A[j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]));
+        for (int64_t j = 0; j <= i; ++j) A[j] = (float)(f * (double)(upper ? a[j * n + i] : a[i * n + j]) * f2);
       } else {
         double* A = w.a + i * w.ld;
-        for (int64_t j = 0; j <= i; ++j) A[j] = f * (double)(upper ? a[j * n + i] : a[i * n + j]);
-        for (int64_t j = i + 1; j < n; ++j) A[j] = f * (double)(upper ? a[i * n + j] : a[j * n + i]);
+        for (int64_t j = 0; j <= i; ++j) A[j] = f * (double)(upper ? a[j * n + i] : a[i * n + j]) * f2;
+        for (int64_t j = i + 1; j < n; ++j) A[j] = f * (double)(upper ? a[i * n + j] : a[j * n + i]) * f2;
       }
     }
   });

@@ -23,6 +23,10 @@
 // by row) on one thread; a few large matrices are swept in a round-robin order whose k/2 disjoint
 // pairs per step are split across threads.
 //
+// The values alone of a long matrix (long_enough: L >= 1.5 k from k = 32) are those of its R, A = Q R (A^T's
+// when wide), from the QR kernel (values_by_r): ~2 k^2 L flops in products, not the bidiagonalization's
+// ~4 k^2 L.
+//
 // The bidiagonal path: see svd_bidiag.inc. It falls back to Jacobi for a matrix whose bidiagonal QR
 // does not converge (bdsqr's iteration cap; never seen). A few large matrices (batch < 4, k >=
 // kParallelK) are split inside, every parallel step of them on one team (team.h: one fork/join of
@@ -68,6 +72,7 @@ int oc_svd_f64(const double* a, double* u, double* s, double* vh, uint8_t* finit
 #else  // OC_ISA_PASS: the per-instruction-set body, included inside a namespace
 
 #include "simd.inc"
+#include "pow2_scale.inc"  // pow2_factors: the scaling of a subnormal matrix
 
 using ::oc::detail::Team;
 
@@ -288,14 +293,15 @@ static bool load(const T* a, T* u, T* s, T* vh, int64_t m, int64_t n, int64_t uc
   }
   int e = 0;
   if (amax > 0) frexp(amax, &e);
-  const T down = (T)ldexp(1.0, -e);  // exact scalings
+  T down, down2;  // exact scalings (2^-e in two factors where it is past T's range: a subnormal amax)
+  pow2_factors(-e, down, down2);
   up = (T)ldexp(1.0, e);
   for (int64_t j = 0; j < k; ++j) {
     T* gj = g + j * lda;
     if (tall)
-      for (int64_t i = 0; i < L; ++i) gj[i] = a[i * n + j] * down;
+      for (int64_t i = 0; i < L; ++i) gj[i] = a[i * n + j] * down * down2;
     else
-      for (int64_t i = 0; i < L; ++i) gj[i] = a[j * n + i] * down;
+      for (int64_t i = 0; i < L; ++i) gj[i] = a[j * n + i] * down * down2;
   }
   return true;
 }
@@ -458,6 +464,88 @@ static int values_in_pairs(const T* a, T* s, uint8_t* finite, int64_t b0, int64_
   return rc;
 }
 
+namespace qr_pass {  // the QR kernel's body (qr.cpp's pass), compiled in here: values_by_r's R
+#include "qr.cpp"
+}  // namespace qr_pass
+
+template <class T>
+static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, int64_t m, int64_t n, int64_t ucols,
+               int64_t vrows, bool vectors, const oc_parallel& par);
+
+// Whether the values alone go through R (values_by_r): L >= 1.5 k from k = 32, L >= 8 k below (AMD Zen 5, 1 thread,
+// float: 1x4000x200 18.2 -> 4.8 ms, 1x5000x64 2.13 -> 0.86, 1x600x300 3.58 -> 3.21, 1x2000x8 22 -> 21 us; 2
+// threads 1x4000x200 41 -> 5.6 ms; 100x40x16 and 50x50x20 3-4% slower through R, 100x30x10 7%).
+static inline bool long_enough(int64_t k, int64_t L) {
+  return k >= kBidiagValuesK && (k >= 32 ? 2 * L >= 3 * k : L >= 8 * k);
+}
+
+// The values alone of a long matrix (long_enough): A = Q R first (A^T's for a wide A; the same values), by
+// the QR kernel, then R's k x k values as any matrix's: the QR's ~2 k^2 L flops, nearly all in its products,
+// instead of the bidiagonalization's ~4 k^2 L (LAPACK's gesdd does the same from L = 11/6 k). A is scaled by a
+// power of two first, as load does (R's norms neither overflow nor underflow), and its values scaled back; a
+// matrix holding a NaN or an infinity gets an R of NaN (reported as its own would be).
+template <class T>
+static int values_by_r(const T* a, T* s, uint8_t* finite, int64_t batch, int64_t m, int64_t n, const oc_parallel& par) {
+  const bool tall = m > n;
+  const int64_t k = tall ? n : m, L = tall ? m : n;
+  T* r = (T*)malloc((size_t)(batch * (k * k + 1)) * sizeof(T));
+  if (!r) return OC_OUT_OF_MEMORY;
+  T* ups = r + batch * k * k;
+  std::atomic<int> err{0};
+  auto matrices = [&](int64_t b0, int64_t b1, const oc_parallel& qp) {
+    T* g = (T*)malloc((size_t)(L * k) * sizeof(T));  // the long matrix, L x k: A, or A^T
+    if (!g) {
+      err.store(OC_OUT_OF_MEMORY, std::memory_order_relaxed);
+      return;
+    }
+    for (int64_t b = b0; b < b1; ++b) {
+      const T* ab = a + b * m * n;
+      T amax = 0;
+      bool ok = true;
+      for (int64_t i = 0; i < m * n; ++i) {
+        const T x = fabs(ab[i]);
+        ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
+        amax = x > amax ? x : amax;
+      }
+      ups[b] = T(1);
+      if (!ok) {
+        std::fill(r + b * k * k, r + (b + 1) * k * k, std::numeric_limits<T>::quiet_NaN());
+        continue;
+      }
+      int e = 0;
+      if (amax > 0) frexp(amax, &e);
+      T down, down2;
+      pow2_factors(-e, down, down2);
+      ups[b] = (T)ldexp(1.0, e);
+      if (tall)
+        for (int64_t i = 0; i < m * n; ++i) g[i] = ab[i] * down * down2;
+      else
+        for (int64_t i = 0; i < L; ++i)
+          for (int64_t j = 0; j < k; ++j) g[i * k + j] = ab[j * n + i] * down * down2;
+      if (int rc = qr_pass::run<T>(g, nullptr, r + b * k * k, 1, L, k, 0, k, qp)) err.store(rc, std::memory_order_relaxed);
+    }
+    free(g);
+  };
+  if (batch < 4) {  // few: the QR splits each matrix itself where it pays
+    matrices(0, batch, par);
+  } else {
+    const int64_t nt = num_tasks(batch, 2.0 * (double)k * k * L, 1 << 16, 1024);
+    auto task = [&](size_t t) {
+      int64_t b0, b1;
+      split_range(batch, nt, (int64_t)t, b0, b1);
+      matrices(b0, b1, oc_serial);
+    };
+    parallel_for(par, (size_t)nt, task);
+  }
+  int rc = err.load(std::memory_order_relaxed);
+  if (!rc) rc = run<T>(r, nullptr, s, nullptr, finite, batch, k, k, 0, 0, false, par);
+  if (!rc && s)
+    for (int64_t b = 0; b < batch; ++b)
+      for (int64_t j = 0; j < k; ++j) s[b * k + j] *= ups[b];
+  free(r);
+  return rc;
+}
+
 template <class T>
 static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, int64_t m, int64_t n,
                int64_t ucols, int64_t vrows, bool vectors, const oc_parallel& par) {
@@ -469,6 +557,7 @@ static int run(const T* a, T* u, T* s, T* vh, uint8_t* finite, int64_t batch, in
   // load from the row two below alias (4 KiB apart): the rotations ran ~10x slower at k = 512
   const int64_t lda = L <= line ? L : (div_up(L, line) | 1) * line;
   auto at = [&](int64_t b, T* base, int64_t size) { return base ? base + b * size : nullptr; };
+  if (!vectors && long_enough(k, L)) return values_by_r(a, s, finite, batch, m, n, par);
   if (k >= (vectors ? kBidiagK : kBidiagValuesK)) {
     const int64_t ldk = (div_up(k, line) | 1) * line;
     const size_t bytes = BdWork<T>::bytes(cols, k, lda, ldk, vectors);

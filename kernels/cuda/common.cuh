@@ -46,6 +46,16 @@ struct Limits<double> {
 
 __host__ __device__ constexpr int64_t div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+// 2^e as two factors f1 f2 of T: f2 is 1 unless 2^e is out of T's range (the 2^-e that scales a matrix whose
+// largest entry is subnormal), so x * f1 * f2 is x 2^e, exact where that is normal (as the CPU kernels').
+template <class T>
+__device__ void pow2_factors(int e, T& f1, T& f2) {
+  const int hi = sizeof(T) == 4 ? 127 : 1023, lo = sizeof(T) == 4 ? -126 : -1022;
+  const bool split = e > hi || e < lo;
+  f1 = (T)ldexp(1.0, split ? e / 2 : e);
+  f2 = (T)ldexp(1.0, split ? e - e / 2 : 0);
+}
+
 // Device properties of the calling thread's current device, cached per device (the queries are
 // cheap and never synchronize, but the cache avoids them on every launch).
 struct DeviceInfo {

@@ -48,8 +48,10 @@ __global__ void __launch_bounds__(kThreads)
   }
   int e = 0;
   if (amax > T(0)) frexp((double)amax, &e);
-  const T down = (T)ldexp(1.0, -e), up = (T)ldexp(1.0, e);
-  for (int64_t i = 0; i < n * n; ++i) W[i] *= down;
+  const T up = (T)ldexp(1.0, e);
+  T down, down2;
+  oc_cuda::pow2_factors(-e, down, down2);
+  for (int64_t i = 0; i < n * n; ++i) W[i] = W[i] * down * down2;
   if (vectors)
     for (int64_t i = 0; i < n; ++i)
       for (int64_t j = 0; j < n; ++j) V[i * n + j] = i == j ? T(1) : T(0);

@@ -78,10 +78,12 @@ __global__ void __launch_bounds__(kThreads)
   }
   int e = 0;
   if (amax > T(0)) frexp((double)amax, &e);
-  const T down = (T)ldexp(1.0, -e), up = (T)ldexp(1.0, e);
+  const T up = (T)ldexp(1.0, e);
+  T down, down2;
+  oc_cuda::pow2_factors(-e, down, down2);
   for (int64_t j = 0; j < k; ++j) {
     T* gj = g + j * L;
-    for (int64_t i = 0; i < L; ++i) gj[i] = (tall ? A[i * n + j] : A[j * n + i]) * down;
+    for (int64_t i = 0; i < L; ++i) gj[i] = (tall ? A[i * n + j] : A[j * n + i]) * down * down2;
     order[j] = j;
     if (vectors)
       for (int64_t i = 0; i < k; ++i) v[j * k + i] = i == j ? T(1) : T(0);
