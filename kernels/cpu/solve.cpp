@@ -728,6 +728,25 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
   }
 }
 
+// factor_fixed's pivot row for column j in every lane of u (rows j.. of column j: the first of the largest
+// magnitudes, NaN never winning), as a vector of row indices.
+template <class T, int N>
+static OC_ALWAYS_INLINE typename Vec<T>::type lane_pivot(const typename Vec<T>::type (&u)[N][N], int j) {
+  typedef typename Vec<T>::type V;
+  const V zero{};
+  V best = u[j][j] < zero ? -u[j][j] : u[j][j];
+  best = best == best ? best : zero - T(1);
+  V p = zero + T(j);
+#pragma GCC unroll 8
+  for (int i = j + 1; i < N; ++i) {
+    const V v = u[i][j] < zero ? -u[i][j] : u[i][j];
+    const auto gt = v > best;
+    best = gt ? v : best;
+    p = gt ? zero + T(i) : p;
+  }
+  return p;
+}
+
 // A X = B for matrices [m0, m1) of n = N, W at a time, matrix l in lane l of every vector (a small matrix has too
 // little work for vectors inside it): factor_fixed's LU (its pivot choice, whole-row swaps, zero-pivot rule) by
 // lane-wise selects, then solve_cols' swaps and sweeps per column of B, the same operations in the same order,
@@ -751,16 +770,7 @@ static void factor_solve_lanes(const T* a, const T* b, T* x, int32_t* info, int6
       for (int c = 0; c < N; ++c) u[r][c] = vload<V>(buf[r * N + c]);
 #pragma GCC unroll 8
     for (int j = 0; j < N; ++j) {
-      V best = u[j][j] < zero ? -u[j][j] : u[j][j];
-      best = best == best ? best : zero - T(1);
-      V p = zero + T(j);
-#pragma GCC unroll 8
-      for (int i = j + 1; i < N; ++i) {
-        const V v = u[i][j] < zero ? -u[i][j] : u[i][j];
-        const auto gt = v > best;
-        best = gt ? v : best;
-        p = gt ? zero + T(i) : p;
-      }
+      const V p = lane_pivot<T, N>(u, j);
       piv[j] = p;
 #pragma GCC unroll 8
       for (int i = j + 1; i < N; ++i) {
@@ -968,16 +978,7 @@ static void slogdet_lanes(const T* a, T* sign, T* logabs, int64_t m0, int64_t m1
     V odd = zero;  // 1 in the lanes whose swaps so far were odd
 #pragma GCC unroll 8
     for (int j = 0; j < N; ++j) {
-      V best = u[j][j] < zero ? -u[j][j] : u[j][j];
-      best = best == best ? best : zero - T(1);
-      V p = zero + T(j);
-#pragma GCC unroll 8
-      for (int i = j + 1; i < N; ++i) {
-        const V v = u[i][j] < zero ? -u[i][j] : u[i][j];
-        const auto gt = v > best;
-        best = gt ? v : best;
-        p = gt ? zero + T(i) : p;
-      }
+      const V p = lane_pivot<T, N>(u, j);
 #pragma GCC unroll 8
       for (int i = j + 1; i < N; ++i) {
         const auto sw = p == zero + T(i);

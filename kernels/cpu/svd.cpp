@@ -269,6 +269,26 @@ static void complete(Work<T>& w, int64_t r, int64_t k, int64_t cols, int64_t L, 
   }
 }
 
+// A's (count entries) scaling by a power of two: false when A holds a NaN or an infinity; else down * down2 = 2^-e
+// puts its largest entry in [0.5, 1) (exact; two factors where 2^-e is past T's range: a subnormal largest entry)
+// and up = 2^e undoes it.
+template <class T>
+static bool scaling(const T* a, int64_t count, T& down, T& down2, T& up) {
+  T amax = 0;
+  bool ok = true;
+  for (int64_t i = 0; i < count; ++i) {
+    const T x = fabs(a[i]);
+    ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
+    amax = x > amax ? x : amax;
+  }
+  if (!ok) return false;
+  int e = 0;
+  if (amax > 0) frexp(amax, &e);
+  pow2_factors(-e, down, down2);
+  up = (T)ldexp(1.0, e);
+  return true;
+}
+
 // Checks that A (m x n) is finite (else its outputs are NaN and it returns false) and copies its k
 // long vectors (A's columns when m > n, its rows when m <= n), scaled by a power of two that puts its
 // largest entry in [0.5, 1), into the rows of g (stride lda); `up` undoes the scaling.
@@ -277,25 +297,14 @@ static bool load(const T* a, T* u, T* s, T* vh, int64_t m, int64_t n, int64_t uc
                  int64_t lda, T& up) {
   const bool tall = m > n;
   const int64_t k = tall ? n : m, L = tall ? m : n;
-  T amax = 0;
-  bool ok = true;
-  for (int64_t i = 0; i < m * n; ++i) {
-    const T x = fabs(a[i]);
-    ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
-    amax = x > amax ? x : amax;
-  }
-  if (!ok) {
+  T down, down2;
+  if (!scaling(a, m * n, down, down2, up)) {
     const T nan = std::numeric_limits<T>::quiet_NaN();
     if (s) std::fill(s, s + k, nan);
     if (u) std::fill(u, u + m * ucols, nan);
     if (vh) std::fill(vh, vh + vrows * n, nan);
     return false;
   }
-  int e = 0;
-  if (amax > 0) frexp(amax, &e);
-  T down, down2;  // exact scalings (2^-e in two factors where it is past T's range: a subnormal amax)
-  pow2_factors(-e, down, down2);
-  up = (T)ldexp(1.0, e);
   for (int64_t j = 0; j < k; ++j) {
     T* gj = g + j * lda;
     if (tall)
@@ -500,23 +509,12 @@ static int values_by_r(const T* a, T* s, uint8_t* finite, int64_t batch, int64_t
     }
     for (int64_t b = b0; b < b1; ++b) {
       const T* ab = a + b * m * n;
-      T amax = 0;
-      bool ok = true;
-      for (int64_t i = 0; i < m * n; ++i) {
-        const T x = fabs(ab[i]);
-        ok &= x <= std::numeric_limits<T>::max();  // false for NaN and inf
-        amax = x > amax ? x : amax;
-      }
-      ups[b] = T(1);
-      if (!ok) {
+      T down, down2;
+      if (!scaling(ab, m * n, down, down2, ups[b])) {
+        ups[b] = T(1);
         std::fill(r + b * k * k, r + (b + 1) * k * k, std::numeric_limits<T>::quiet_NaN());
         continue;
       }
-      int e = 0;
-      if (amax > 0) frexp(amax, &e);
-      T down, down2;
-      pow2_factors(-e, down, down2);
-      ups[b] = (T)ldexp(1.0, e);
       if (tall)
         for (int64_t i = 0; i < m * n; ++i) g[i] = ab[i] * down * down2;
       else
