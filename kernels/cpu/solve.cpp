@@ -728,6 +728,20 @@ static void factor_solve_fixed(const T* a, const T* b, T* x, int32_t* info, int6
   }
 }
 
+// W consecutive n = N matrices from am into u, matrix l in lane l: u[r][c] = A[r][c] (transpose: A[c][r]).
+template <class T, int N>
+static OC_ALWAYS_INLINE void load_lanes(const T* am, typename Vec<T>::type (&u)[N][N], bool transpose) {
+  enum { W = Vec<T>::W };
+  T buf[N * N][W];  // element e of matrix l at buf[e][l]
+  for (int l = 0; l < W; ++l)
+#pragma GCC unroll 8
+    for (int e = 0; e < N * N; ++e) buf[e][l] = am[l * N * N + e];
+#pragma GCC unroll 8
+  for (int r = 0; r < N; ++r)
+#pragma GCC unroll 8
+    for (int c = 0; c < N; ++c) u[r][c] = vload<typename Vec<T>::type>(buf[transpose ? c * N + r : r * N + c]);
+}
+
 // factor_fixed's pivot row for column j in every lane of u (rows j.. of column j: the first of the largest
 // magnitudes, NaN never winning), as a vector of row indices.
 template <class T, int N>
@@ -758,16 +772,8 @@ static void factor_solve_lanes(const T* a, const T* b, T* x, int32_t* info, int6
   const V zero{};
   int64_t m = m0;
   for (; m + W <= m1; m += W) {
-    T buf[N * N][W];  // element e of matrix m + l at buf[e][l]
-    const T* am = a + m * N * N;
-    for (int l = 0; l < W; ++l)
-#pragma GCC unroll 8
-      for (int e = 0; e < N * N; ++e) buf[e][l] = am[l * N * N + e];
     V u[N][N], piv[N], bad = zero;
-#pragma GCC unroll 8
-    for (int r = 0; r < N; ++r)
-#pragma GCC unroll 8
-      for (int c = 0; c < N; ++c) u[r][c] = vload<V>(buf[r * N + c]);
+    load_lanes<T, N>(a + m * N * N, u, false);
 #pragma GCC unroll 8
     for (int j = 0; j < N; ++j) {
       const V p = lane_pivot<T, N>(u, j);
@@ -965,16 +971,8 @@ static void slogdet_lanes(const T* a, T* sign, T* logabs, int64_t m0, int64_t m1
   const V zero{};
   int64_t m = m0;
   for (; m + W <= m1; m += W) {
-    T buf[N * N][W];  // element k of matrix m + l at buf[k][l]
-    const T* am = a + m * N * N;
-    for (int l = 0; l < W; ++l)
-#pragma GCC unroll 8
-      for (int k = 0; k < N * N; ++k) buf[k][l] = am[l * N * N + k];
     V u[N][N];  // A^T: u[r][c] = A[c][r]
-#pragma GCC unroll 8
-    for (int r = 0; r < N; ++r)
-#pragma GCC unroll 8
-      for (int c = 0; c < N; ++c) u[r][c] = vload<V>(buf[c * N + r]);
+    load_lanes<T, N>(a + m * N * N, u, true);
     V odd = zero;  // 1 in the lanes whose swaps so far were odd
 #pragma GCC unroll 8
     for (int j = 0; j < N; ++j) {
